@@ -1,0 +1,164 @@
+'use strict';
+
+// Shared by the per-process benchmarks (throughput-s2c.js, handshake.js):
+// option parsing, loading the implementation under test, TLS options for a
+// given version/cipher, and the resource monitors (CPU, RSS, GC).
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { PerformanceObserver, performance, constants } = require('node:perf_hooks');
+
+const FIXTURES = path.join(__dirname, '..', 'test', 'fixtures');
+const MiB = 1024 * 1024;
+
+// Parse `key=value` argv against a table of defaults. Unknown keys are an
+// error so that a typo (fragmant=1024) cannot silently measure the default.
+// A default's type decides how the value is converted.
+function parseArgs(defaults, argv = process.argv.slice(2)) {
+  const opts = { ...defaults };
+  for (const arg of argv) {
+    const eq = arg.indexOf('=');
+    if (eq <= 0) throw new Error(`expected key=value, got "${arg}"`);
+    const key = arg.slice(0, eq);
+    const raw = arg.slice(eq + 1);
+    if (!Object.hasOwn(defaults, key)) {
+      throw new Error(`unknown option "${key}" (known: ${Object.keys(defaults).join(', ')})`);
+    }
+    if (typeof defaults[key] === 'number') {
+      const n = Number(raw);
+      if (raw === '' || !Number.isFinite(n)) throw new Error(`${key} must be a number, got "${raw}"`);
+      opts[key] = n;
+    } else {
+      opts[key] = raw;
+    }
+  }
+  if ('impl' in opts && opts.impl !== 'builtin' && opts.impl !== 'tlswrap') {
+    throw new Error(`impl must be builtin or tlswrap, got "${opts.impl}"`);
+  }
+  if ('tlsVersion' in opts) opts.tlsVersion = normalizeTlsVersion(opts.tlsVersion);
+  return opts;
+}
+
+// Accept 1.3 / v1.3 / TLSv1.3 so compare.js and people can be lazy.
+function normalizeTlsVersion(v) {
+  const m = /^(?:TLS)?v?(1\.[23])$/i.exec(String(v));
+  if (!m) throw new Error(`tlsVersion must be TLSv1.2 or TLSv1.3, got "${v}"`);
+  return `TLSv${m[1]}`;
+}
+
+// Both impls are driven through the same node:tls-shaped API; tlswrap is the
+// package root so the benchmark exercises exactly what users require().
+function loadImpl(impl) {
+  return impl === 'builtin' ? require('node:tls') : require(path.join(__dirname, '..'));
+}
+
+// Cipher names per TLS version. TLS 1.3 suites go through the same `ciphers`
+// option in node:tls (names starting with TLS_ are routed to
+// SSL_CTX_set_ciphersuites). The server key is RSA, hence ECDHE-RSA for 1.2.
+const CIPHERS = {
+  'AES-256-GCM': { 'TLSv1.3': 'TLS_AES_256_GCM_SHA384', 'TLSv1.2': 'ECDHE-RSA-AES256-GCM-SHA384' },
+  'AES-128-GCM': { 'TLSv1.3': 'TLS_AES_128_GCM_SHA256', 'TLSv1.2': 'ECDHE-RSA-AES128-GCM-SHA256' },
+  'CHACHA20-POLY1305': {
+    'TLSv1.3': 'TLS_CHACHA20_POLY1305_SHA256',
+    'TLSv1.2': 'ECDHE-RSA-CHACHA20-POLY1305',
+  },
+};
+
+function cipherFor(cipher, tlsVersion) {
+  const entry = CIPHERS[cipher];
+  if (!entry) throw new Error(`cipher must be one of ${Object.keys(CIPHERS).join(', ')}, got "${cipher}"`);
+  return entry[tlsVersion];
+}
+
+// Options common to both ends: version pinned on both sides (min = max) so a
+// fallback can never pass for a result of the requested version.
+function tlsOptions(tlsVersion, cipher) {
+  const fixture = (name) => fs.readFileSync(path.join(FIXTURES, name));
+  const common = { minVersion: tlsVersion, maxVersion: tlsVersion, ciphers: cipherFor(cipher, tlsVersion) };
+  return {
+    server: { ...common, key: fixture('server-key.pem'), cert: fixture('server-cert.pem') },
+    // Verify for real (ca + servername) so the client does the same
+    // certificate work as a production client would.
+    client: { ...common, ca: fixture('ca-cert.pem'), servername: 'localhost', host: '127.0.0.1' },
+  };
+}
+
+// Resource monitor. RSS is sampled from process start (every 100 ms) because
+// peak memory is a property of the whole run, including warm-up; CPU and GC
+// are reported for the timed window only (begin() .. end()).
+function createMonitor() {
+  let peakRss = process.memoryUsage.rss();
+  const sampler = setInterval(() => {
+    const rss = process.memoryUsage.rss();
+    if (rss > peakRss) peakRss = rss;
+  }, 100);
+  sampler.unref();
+
+  let windowStart = Infinity; // performance.now() at begin()
+  let windowEnd = Infinity;
+  const gc = { major: 0, minor: 0, ms: 0 };
+  const countGc = (entries) => {
+    for (const e of entries) {
+      // GC entries are delivered asynchronously; filter by when the GC
+      // actually happened, not by when we were told about it.
+      if (e.startTime < windowStart || e.startTime >= windowEnd) continue;
+      // entry.detail.kind since Node 16; entry.kind is the deprecated alias.
+      const kind = e.detail ? e.detail.kind : e.kind;
+      if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) gc.major++;
+      else if (kind === constants.NODE_PERFORMANCE_GC_MINOR) gc.minor++;
+      gc.ms += e.duration;
+    }
+  };
+  const obs = new PerformanceObserver((list) => countGc(list.getEntries()));
+  obs.observe({ entryTypes: ['gc'] });
+
+  let cpuStart;
+  return {
+    begin() {
+      windowStart = performance.now();
+      cpuStart = process.cpuUsage();
+    },
+    end() {
+      const cpu = process.cpuUsage(cpuStart);
+      windowEnd = performance.now();
+      // Pick up entries still buffered in the observer before disconnecting.
+      countGc(obs.takeRecords());
+      obs.disconnect();
+      clearInterval(sampler);
+      const rss = process.memoryUsage.rss();
+      if (rss > peakRss) peakRss = rss;
+      return {
+        cpuUser: round(cpu.user / 1e6, 3),
+        cpuSystem: round(cpu.system / 1e6, 3),
+        peakRssMiB: round(peakRss / MiB, 1),
+        // OS high-water mark (KiB on Linux): catches spikes between samples.
+        maxRssMiB: round(process.resourceUsage().maxRSS / 1024, 1),
+        majorGC: gc.major,
+        minorGC: gc.minor,
+        gcMs: round(gc.ms, 1),
+      };
+    },
+  };
+}
+
+function round(x, digits) {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}
+
+// A benchmark child must never hang compare.js, nor exit 0 without a result.
+function fail(err) {
+  process.stderr.write(`${err && err.stack ? err.stack : err}\n`);
+  process.exit(1);
+}
+
+module.exports = {
+  MiB,
+  parseArgs,
+  normalizeTlsVersion,
+  loadImpl,
+  tlsOptions,
+  createMonitor,
+  round,
+  fail,
+};

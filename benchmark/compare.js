@@ -1,0 +1,376 @@
+'use strict';
+
+// builtin node:tls vs tlswrap, side by side (`npm run bench`).
+//
+//   node benchmark/compare.js [--runs 3] [--dur 3] [--tls 1.2,1.3]
+//     [--fragment 1024,4096,16384] [--recvbuflen 0,65536] [--type buf]
+//     [--cipher AES-256-GCM] [--node /path/to/node]
+//   node benchmark/compare.js --handshake [--runs 3] [--dur 3] [--tls ...]
+//     [--concurrency 8] [--node ...]
+//
+// Every measurement is its own child process (throughput-s2c.js or
+// handshake.js), so one impl's heap, JIT state or leaked handles cannot
+// colour the other's numbers. Within a cell the impls alternate
+// (builtin, tlswrap, builtin, tlswrap, ...) so that drift in machine load
+// hits both about equally. Progress goes to stderr, the table (markdown, to
+// paste into the README) to stdout, every raw run to
+// benchmark/results/compare-<timestamp>.csv. A child that fails is shown as
+// failed in its cell; it does not stop the run.
+
+const { spawn, execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { normalizeTlsVersion } = require('./common.js');
+
+const IMPLS = ['builtin', 'tlswrap'];
+const GiB = 1024 * 1024 * 1024;
+// Per-process cost on top of warm-up + dur (startup, handshake, teardown),
+// only for the ETA shown at start.
+const WARMUP = 0.5;
+const OVERHEAD = 0.7;
+
+const USAGE = `usage: node benchmark/compare.js [options]
+  --runs N            runs per impl per cell (default 3)
+  --dur S             timed seconds per run (default 3)
+  --tls LIST          TLS versions, e.g. 1.3 or 1.2,1.3 (default both)
+  --fragment LIST     record sizes (default 1024,4096,16384)
+  --recvbuflen LIST   0 = 'data' events, N = onread buffer (default 0,65536)
+  --type LIST         buf, asc, utf (default buf)
+  --cipher NAME       AES-256-GCM, AES-128-GCM, CHACHA20-POLY1305 (default AES-256-GCM)
+  --node PATH         run the benchmark children under this node binary
+  --handshake         measure full handshakes per second instead of throughput
+  --concurrency N     connections in flight for --handshake (default 8)`;
+
+function parseCli(argv) {
+  const o = {
+    runs: 3,
+    dur: 3,
+    tls: ['TLSv1.2', 'TLSv1.3'],
+    fragment: [1024, 4096, 16384],
+    recvbuflen: [0, 65536],
+    type: ['buf'],
+    cipher: 'AES-256-GCM',
+    node: process.execPath,
+    handshake: false,
+    concurrency: 8,
+  };
+  const list = (v) => String(v).split(',').map((s) => s.trim()).filter(Boolean);
+  const num = (name, v) => {
+    const n = Number(v);
+    if (v === undefined || v === '' || !Number.isFinite(n)) throw new Error(`${name} needs a number, got "${v}"`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    let arg = argv[i];
+    let value;
+    const eq = arg.indexOf('=');
+    if (arg.startsWith('--') && eq > 0) {
+      value = arg.slice(eq + 1);
+      arg = arg.slice(0, eq);
+    }
+    const next = () => (value !== undefined ? value : argv[++i]);
+    switch (arg) {
+      case '--runs': o.runs = num(arg, next()); break;
+      case '--dur': o.dur = num(arg, next()); break;
+      case '--tls': o.tls = list(next()).map(normalizeTlsVersion); break;
+      case '--fragment': o.fragment = list(next()).map((v) => num(arg, v)); break;
+      case '--recvbuflen': o.recvbuflen = list(next()).map((v) => num(arg, v)); break;
+      case '--type': o.type = list(next()); break;
+      case '--cipher': o.cipher = next(); break;
+      case '--node': o.node = next(); break;
+      case '--handshake': o.handshake = true; break;
+      case '--concurrency': o.concurrency = num(arg, next()); break;
+      case '-h':
+      case '--help':
+        process.stdout.write(`${USAGE}\n`);
+        process.exit(0);
+        break;
+      default:
+        throw new Error(`unknown option "${arg}"\n${USAGE}`);
+    }
+  }
+  if (!Number.isInteger(o.runs) || o.runs < 1) throw new Error('--runs must be an integer >= 1');
+  if (!(o.dur > 0)) throw new Error('--dur must be > 0');
+  return o;
+}
+
+// The cells of the grid, each with the key=value args its child gets.
+function buildCells(o) {
+  const cells = [];
+  if (o.handshake) {
+    for (const tlsVersion of o.tls) {
+      cells.push({ tlsVersion, concurrency: o.concurrency, cipher: o.cipher, dur: o.dur });
+    }
+    return cells;
+  }
+  for (const tlsVersion of o.tls) {
+    for (const fragment of o.fragment) {
+      for (const recvbuflen of o.recvbuflen) {
+        for (const type of o.type) {
+          cells.push({ tlsVersion, fragment, recvbuflen, type, cipher: o.cipher, dur: o.dur });
+        }
+      }
+    }
+  }
+  return cells;
+}
+
+function cellLabel(cell, o) {
+  if (o.handshake) return cell.tlsVersion;
+  const parts = [cell.tlsVersion, `frag=${cell.fragment}`, `recvbuf=${cell.recvbuflen}`];
+  if (o.type.length > 1 || cell.type !== 'buf') parts.push(`type=${cell.type}`);
+  return parts.join(' ');
+}
+
+// Run one child; resolve (never reject) with { ok, result, error, code }.
+function runChild(o, script, args) {
+  return new Promise((resolve) => {
+    const child = spawn(o.node, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    current = child;
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => { stdout += d; });
+    child.stderr.setEncoding('utf8').on('data', (d) => { stderr += d; });
+    // A hung child (e.g. an impl that never delivers data) must not hang the
+    // whole comparison; the children have their own 15 s no-data guard, this
+    // is the backstop.
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, (o.dur + WARMUP + 30) * 1000);
+    const finish = (code, signal, spawnErr) => {
+      clearTimeout(timer);
+      current = null;
+      const lines = stdout.split('\n').filter((l) => l.trim());
+      let result = null;
+      try {
+        result = lines.length ? JSON.parse(lines[lines.length - 1]) : null;
+      } catch {
+        result = null;
+      }
+      // Exit code 3 = result printed but the process did not exit by itself:
+      // the number stands, the warning goes to the CSV.
+      const ok = result !== null && (code === 0 || code === 3);
+      let error = '';
+      if (spawnErr) error = spawnErr.message;
+      else if (timedOut) error = 'timed out (killed)';
+      else if (ok && code === 3) error = 'did not exit by itself after printing its result';
+      else if (!ok) {
+        // An uncaught throw prints the source line and a caret first; the
+        // "SomeError: message" line is the one worth showing.
+        const lines = stderr.split('\n').map((l) => l.trim()).filter(Boolean);
+        const msg = lines.find((l) => /^[\w.]*Error\b.*:/.test(l)) || lines[0];
+        const how = signal ? `killed by ${signal}` : `exit code ${code}`;
+        error = msg ? (signal ? `${how}: ${msg}` : msg) : `${how}, no result`;
+      }
+      resolve({ ok, result: ok ? result : null, error, code: spawnErr ? null : code });
+    };
+    child.on('error', (err) => finish(null, null, err));
+    child.on('close', (code, signal) => finish(code, signal));
+  });
+}
+
+let current = null; // the running child, killed on Ctrl-C
+
+function mean(xs) {
+  return xs.reduce((a, b) => a + b, 0) / xs.length;
+}
+
+// Sample standard deviation: the runs are a sample of the machine's noise.
+function sd(xs) {
+  if (xs.length < 2) return 0;
+  const m = mean(xs);
+  return Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1));
+}
+
+function fmt(x, digits) {
+  return Number.isFinite(x) ? x.toFixed(digits) : '—';
+}
+
+// CSV: one row per child, written as it finishes so a Ctrl-C keeps them.
+const CSV_COLUMNS = [
+  'bench', 'impl', 'run', 'ok', 'tlsVersion', 'fragment', 'recvbuflen', 'type', 'concurrency',
+  'cipher', 'dur', 'value', 'unit', 'bytes', 'conns', 'elapsed', 'cpuUser', 'cpuSystem',
+  'peakRssMiB', 'maxRssMiB', 'majorGC', 'minorGC', 'gcMs', 'cipherSuite', 'node', 'openssl',
+  'exitCode', 'error',
+];
+
+function csvField(v) {
+  if (v === undefined || v === null) return '';
+  const s = String(v);
+  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+function machineLine(o) {
+  // Ask the node that runs the children, which may not be this one.
+  let v;
+  try {
+    v = execFileSync(o.node, ['-p', 'process.version + " (OpenSSL " + process.versions.openssl + ")"'], {
+      encoding: 'utf8',
+    }).trim();
+  } catch (err) {
+    throw new Error(`cannot run node binary "${o.node}": ${err.message}`);
+  }
+  const cpus = os.cpus();
+  const model = cpus.length ? cpus[0].model.trim() : 'unknown CPU';
+  return `${new Date().toISOString().slice(0, 10)}, node ${v}, ${model} x ${cpus.length}, ` +
+    `${os.type()} ${os.release()}, ${os.arch()}`;
+}
+
+// Per impl in a cell: the successful results and the failures.
+function summarize(cellRuns, impl, o) {
+  const runs = cellRuns.filter((r) => r.impl === impl);
+  const good = runs.filter((r) => r.ok).map((r) => r.result);
+  const failed = runs.filter((r) => !r.ok);
+  const s = { n: runs.length, good, failed };
+  if (good.length === 0) return s;
+  const cpu = (r) => r.cpuUser + r.cpuSystem;
+  if (o.handshake) {
+    s.values = good.map((r) => r.connsPerSec);
+    s.cpu = mean(good.map((r) => (r.conns > 0 ? (cpu(r) / r.conns) * 1000 : NaN)));
+  } else {
+    s.values = good.map((r) => r.mibps);
+    s.cpu = mean(good.map((r) => (r.bytes > 0 ? cpu(r) / (r.bytes / GiB) : NaN)));
+  }
+  s.mean = mean(s.values);
+  s.sd = sd(s.values);
+  s.rss = mean(good.map((r) => r.peakRssMiB));
+  s.majorGC = mean(good.map((r) => r.majorGC));
+  return s;
+}
+
+function printTable(o, cells, runsByCell, header) {
+  const notes = []; // distinct failure messages, referenced as [n]
+  const noteFor = (msg) => {
+    let i = notes.indexOf(msg);
+    if (i < 0) i = notes.push(msg) - 1;
+    return `[${i + 1}]`;
+  };
+  const digits = 1;
+  const valueCell = (s) => {
+    if (s.n === 0) return 'not run';
+    const refs = [...new Set(s.failed.map((f) => noteFor(f.error)))].join('');
+    if (s.good.length === 0) return `FAILED ${s.failed.length}/${s.n} ${refs}`;
+    let t = `${fmt(s.mean, digits)} ± ${fmt(s.sd, digits)}`;
+    if (s.failed.length) t += ` (${s.failed.length}/${s.n} failed ${refs})`;
+    return t;
+  };
+  const pair = (b, t, key, d) => `${b.good.length ? fmt(b[key], d) : '—'} / ${t.good.length ? fmt(t[key], d) : '—'}`;
+
+  const unit = o.handshake ? 'conns/s' : 'MiB/s';
+  const cpuHead = o.handshake ? 'CPU ms/conn (b / t)' : 'CPU s/GiB (b / t)';
+  const head = [
+    'cell', `builtin ${unit}`, `tlswrap ${unit}`, 'ratio t/b', cpuHead,
+    'peak RSS MiB (b / t)', 'major GCs/run (b / t)',
+  ];
+  const rows = [];
+  for (const cell of cells) {
+    const cellRuns = runsByCell.get(cell);
+    if (!cellRuns || cellRuns.length === 0) continue;
+    const b = summarize(cellRuns, 'builtin', o);
+    const t = summarize(cellRuns, 'tlswrap', o);
+    const ratio = b.good.length && t.good.length && b.mean > 0 ? fmt(t.mean / b.mean, 2) : '—';
+    rows.push([
+      cellLabel(cell, o), valueCell(b), valueCell(t), ratio,
+      pair(b, t, 'cpu', 2), pair(b, t, 'rss', 0), pair(b, t, 'majorGC', 1),
+    ]);
+  }
+
+  // Markdown with padded columns: readable in a terminal, pasteable as is.
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cols) => `| ${cols.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  const out = [...header, '', line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`];
+  for (const r of rows) out.push(line(r));
+  if (notes.length) {
+    out.push('');
+    notes.forEach((n, i) => out.push(`[${i + 1}] ${n}`));
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+async function main() {
+  let o;
+  try {
+    o = parseCli(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(2);
+  }
+  const script = path.join(__dirname, o.handshake ? 'handshake.js' : 'throughput-s2c.js');
+  const cells = buildCells(o);
+  const total = cells.length * o.runs * IMPLS.length;
+
+  const header = [
+    `${o.handshake ? 'handshake' : 'throughput-s2c'}: ${machineLine(o)}`,
+    `command: node benchmark/compare.js ${process.argv.slice(2).join(' ')}`.trimEnd(),
+    o.handshake
+      ? `${o.runs} runs per impl, ${o.dur} s each, ${o.concurrency} in flight, ${o.cipher}, mean ± sd`
+      : `${o.runs} runs per impl, ${o.dur} s each, ${o.cipher}, 16 MiB writes, mean ± sd`,
+  ];
+
+  const resultsDir = path.join(__dirname, 'results');
+  fs.mkdirSync(resultsDir, { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const csvPath = path.join(resultsDir, `compare-${stamp}.csv`);
+  fs.writeFileSync(csvPath, `${CSV_COLUMNS.join(',')}\n`);
+
+  const runsByCell = new Map(cells.map((c) => [c, []]));
+  let interrupted = false;
+  process.on('SIGINT', () => {
+    // Stop after the current child; print what we have.
+    interrupted = true;
+    if (current) current.kill('SIGKILL');
+  });
+
+  const eta = Math.ceil((total * (o.dur + WARMUP + OVERHEAD)) / 60);
+  process.stderr.write(`${header[0]}\n${total} runs (${cells.length} cells x ${IMPLS.length} impls x ${o.runs}), ` +
+    `about ${eta} min. Ctrl-C prints the table so far.\n`);
+
+  let k = 0;
+  outer: for (const cell of cells) {
+    for (let run = 1; run <= o.runs; run++) {
+      for (const impl of IMPLS) {
+        if (interrupted) break outer;
+        k++;
+        const args = Object.entries({ impl, ...cell }).map(([key, v]) => `${key}=${v}`);
+        const prefix = `[${String(k).padStart(String(total).length)}/${total}] ${cellLabel(cell, o)} ` +
+          `${impl.padEnd(7)} run ${run}/${o.runs}`;
+        process.stderr.write(`${prefix} ... `);
+        const t0 = Date.now();
+        const r = await runChild(o, script, args);
+        if (interrupted) {
+          process.stderr.write('interrupted\n');
+          break outer;
+        }
+        runsByCell.get(cell).push({ impl, run, ...r });
+
+        const res = r.result || {};
+        const value = o.handshake ? res.connsPerSec : res.mibps;
+        const unit = o.handshake ? 'conns/s' : 'MiB/s';
+        const secs = ((Date.now() - t0) / 1000).toFixed(1);
+        process.stderr.write(r.ok
+          ? `${value} ${unit} (${secs} s)${r.error ? ` warning: ${r.error}` : ''}\n`
+          : `FAILED: ${r.error}\n`);
+
+        // The cell's values come last so a failed run's row still says
+        // which cell it was.
+        const row = {
+          ...res, ...cell, bench: o.handshake ? 'handshake' : 'throughput-s2c',
+          impl, run, ok: r.ok, value, unit, exitCode: r.code, error: r.error,
+        };
+        fs.appendFileSync(csvPath, `${CSV_COLUMNS.map((c) => csvField(row[c])).join(',')}\n`);
+      }
+    }
+  }
+
+  printTable(o, cells, runsByCell, header);
+  process.stderr.write(`raw runs: ${path.relative(process.cwd(), csvPath)}\n`);
+  if (interrupted) process.exitCode = 130;
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err.message || err}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,153 @@
+'use strict';
+
+// New TLS connections per second with full handshakes, one measurement per
+// process.
+//
+//   node benchmark/handshake.js [impl=tlswrap] [tlsVersion=TLSv1.3]
+//     [concurrency=8] [dur=5] [cipher=AES-256-GCM] [warmup=0.5]
+//
+// Server and client in this one process on 127.0.0.1, same impl both ends.
+// `concurrency` connections are kept in flight: each one connects, completes
+// the handshake, the server sends one byte and ends, the client reads it and
+// the connection closes; then the next one starts. A connection counts when
+// the client sees it close, so the server's side of the handshake and the
+// teardown are inside the measurement too (counting at the client's
+// 'secureConnect' would let a TLS 1.3 client finish before the server has).
+//
+// No resumption: the server turns tickets off and has no session cache
+// listeners, the client never passes `session`; every connection is checked
+// with isSessionReused() and the run fails if one was resumed.
+//
+// Timing as in throughput-s2c: the window opens `warmup` seconds after the
+// first completed connection and lasts `dur` seconds. Prints one JSON line.
+
+const { constants: cryptoConstants } = require('node:crypto');
+const common = require('./common.js');
+
+let opts;
+let tls;
+try {
+  opts = common.parseArgs({
+    impl: 'tlswrap',
+    tlsVersion: 'TLSv1.3',
+    concurrency: 8,
+    dur: 5,
+    cipher: 'AES-256-GCM',
+    warmup: 0.5,
+  });
+  if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1) {
+    throw new Error(`concurrency must be an integer >= 1, got ${opts.concurrency}`);
+  }
+  if (!(opts.dur > 0) || !(opts.warmup >= 0)) throw new Error('dur must be > 0 and warmup >= 0');
+  tls = common.loadImpl(opts.impl);
+} catch (err) {
+  common.fail(err);
+}
+
+const monitor = common.createMonitor();
+const { server: serverOpts, client: clientOpts } = common.tlsOptions(opts.tlsVersion, opts.cipher);
+// SSL_OP_NO_TICKET: no TLS 1.2 tickets; in TLS 1.3 it makes tickets stateful,
+// which need a server-side cache that does not exist here, so nothing can be
+// resumed either way (and the client never offers a session anyway).
+serverOpts.secureOptions = cryptoConstants.SSL_OP_NO_TICKET;
+
+let finished = false; // after this, errors are teardown noise, not failures
+const serverSockets = new Set();
+
+const server = tls.createServer(serverOpts, (socket) => {
+  serverSockets.add(socket);
+  socket.on('close', () => serverSockets.delete(socket));
+  socket.on('error', (err) => {
+    if (!finished) common.fail(err);
+  });
+  // One byte so the client has proof the server finished its handshake.
+  socket.end('k');
+});
+server.on('tlsClientError', (err) => {
+  if (!finished) common.fail(err);
+});
+server.on('error', (err) => common.fail(err));
+
+let completed = 0;
+let startCount;
+let startTime;
+let started = false;
+const clients = new Set();
+
+function connectOne(port) {
+  if (finished) return;
+  const client = tls.connect({ ...clientOpts, port }, () => {
+    if (client.isSessionReused()) common.fail(new Error('session was resumed; expected full handshakes'));
+    const protocol = client.getProtocol();
+    if (protocol !== opts.tlsVersion) {
+      common.fail(new Error(`negotiated ${protocol}, asked for ${opts.tlsVersion}`));
+    }
+  });
+  clients.add(client);
+  let gotByte = false;
+  client.on('data', () => {
+    gotByte = true;
+  });
+  client.on('error', (err) => {
+    if (!finished) common.fail(err);
+  });
+  client.on('close', () => {
+    clients.delete(client);
+    if (finished) return;
+    if (!gotByte) common.fail(new Error('connection closed before the server byte arrived'));
+    completed++;
+    if (!started) {
+      started = true;
+      clearTimeout(noConnTimer);
+      setTimeout(begin, opts.warmup * 1000);
+    }
+    connectOne(port);
+  });
+}
+
+// If nothing completes, fail instead of hanging the caller.
+const noConnTimer = setTimeout(() => common.fail(new Error('no connection completed within 15 s')), 15000);
+
+server.listen(0, '127.0.0.1', () => {
+  const { port } = server.address();
+  for (let i = 0; i < opts.concurrency; i++) connectOne(port);
+});
+
+function begin() {
+  startCount = completed;
+  startTime = process.hrtime.bigint();
+  monitor.begin();
+  setTimeout(end, opts.dur * 1000);
+}
+
+function end() {
+  const elapsed = Number(process.hrtime.bigint() - startTime) / 1e9;
+  const conns = completed - startCount;
+  const res = monitor.end();
+  finished = true;
+
+  const result = {
+    bench: 'handshake',
+    impl: opts.impl,
+    tlsVersion: opts.tlsVersion,
+    concurrency: opts.concurrency,
+    dur: opts.dur,
+    cipher: opts.cipher,
+    connsPerSec: common.round(conns / elapsed, 1),
+    conns,
+    elapsed: common.round(elapsed, 3),
+    ...res,
+    node: process.version,
+    openssl: process.versions.openssl,
+  };
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+
+  // Tear down so the process exits by itself; see throughput-s2c.js.
+  for (const c of clients) c.destroy();
+  for (const s of serverSockets) s.destroy();
+  server.close();
+  setTimeout(() => {
+    process.stderr.write('warning: process did not exit by itself within 2 s of the result\n');
+    process.exit(3);
+  }, 2000).unref();
+}

@@ -1,0 +1,193 @@
+'use strict';
+
+// Server-to-client TLS throughput, one measurement per process.
+//
+//   node benchmark/throughput-s2c.js [impl=tlswrap] [tlsVersion=TLSv1.3]
+//     [fragment=16384] [sendchunklen=16777216] [recvbuflen=0] [type=buf]
+//     [dur=5] [cipher=AES-256-GCM] [warmup=0.5]
+//
+// Server and client live in this one process on 127.0.0.1 (the shape of
+// Node's benchmark/tls/throughput-s2c.js), both using the same impl. The
+// server writes `sendchunklen`-sized chunks for as long as backpressure
+// allows, in records of at most `fragment` bytes (setMaxSendFragment). The
+// client counts plaintext bytes.
+//
+// Timing: the window opens `warmup` seconds after the client's first byte
+// (so JIT warm-up and TCP window growth are not measured) and lasts `dur`
+// seconds, measured with hrtime rather than trusted from the timer. CPU and GC
+// are for that window; RSS peak is over the whole run. Prints one JSON line.
+
+const common = require('./common.js');
+
+let opts;
+let tls;
+try {
+  opts = common.parseArgs({
+    impl: 'tlswrap',
+    tlsVersion: 'TLSv1.3',
+    fragment: 16384,
+    sendchunklen: 16 * common.MiB,
+    recvbuflen: 0,
+    type: 'buf',
+    dur: 5,
+    cipher: 'AES-256-GCM',
+    warmup: 0.5,
+  });
+  // OpenSSL accepts max_send_fragment in [512, 16384].
+  if (!Number.isInteger(opts.fragment) || opts.fragment < 512 || opts.fragment > 16384) {
+    throw new Error(`fragment must be an integer in [512, 16384], got ${opts.fragment}`);
+  }
+  if (!Number.isInteger(opts.sendchunklen) || opts.sendchunklen < 2) {
+    throw new Error(`sendchunklen must be an integer >= 2, got ${opts.sendchunklen}`);
+  }
+  if (!Number.isInteger(opts.recvbuflen) || opts.recvbuflen < 0) {
+    throw new Error(`recvbuflen must be an integer >= 0, got ${opts.recvbuflen}`);
+  }
+  if (!(opts.dur > 0) || !(opts.warmup >= 0)) throw new Error('dur must be > 0 and warmup >= 0');
+  tls = common.loadImpl(opts.impl);
+} catch (err) {
+  common.fail(err);
+}
+
+// What the server writes. Strings are written as strings (as Node's benchmark
+// does) so the string-to-bytes conversion inside write() is part of the cost.
+let chunk;
+let encoding;
+switch (opts.type) {
+  case 'buf':
+    chunk = Buffer.alloc(opts.sendchunklen, 'b');
+    break;
+  case 'asc':
+    chunk = 'a'.repeat(opts.sendchunklen);
+    encoding = 'ascii';
+    break;
+  case 'utf':
+    // 'ü' is two bytes in UTF-8, so the chunk is still sendchunklen bytes.
+    chunk = '\u00fc'.repeat(Math.floor(opts.sendchunklen / 2));
+    encoding = 'utf8';
+    break;
+  default:
+    common.fail(new Error(`type must be buf, asc or utf, got "${opts.type}"`));
+}
+
+const monitor = common.createMonitor();
+const { server: serverOpts, client: clientOpts } = common.tlsOptions(opts.tlsVersion, opts.cipher);
+
+let finished = false; // after this, errors are teardown noise, not failures
+const serverSockets = new Set();
+
+const server = tls.createServer(serverOpts, (socket) => {
+  serverSockets.add(socket);
+  socket.on('close', () => serverSockets.delete(socket));
+  socket.on('error', (err) => {
+    if (!finished) common.fail(err);
+  });
+  if (socket.setMaxSendFragment(opts.fragment) !== true) {
+    common.fail(new Error(`setMaxSendFragment(${opts.fragment}) failed`));
+  }
+  // Write as fast as backpressure allows: until write() says stop, then
+  // resume on 'drain'. With 16 MiB chunks that is one chunk per drain.
+  const pump = () => {
+    while (!finished && !socket.destroyed) {
+      if (!socket.write(chunk, encoding)) {
+        socket.once('drain', pump);
+        return;
+      }
+    }
+  };
+  pump();
+});
+server.on('tlsClientError', (err) => common.fail(err));
+server.on('error', (err) => common.fail(err));
+
+server.listen(0, '127.0.0.1', () => {
+  let bytes = 0;
+  let started = false;
+  let cipherSuite;
+
+  const onBytes = (n) => {
+    bytes += n;
+    if (!started) {
+      started = true;
+      clearTimeout(noDataTimer);
+      setTimeout(begin, opts.warmup * 1000);
+    }
+  };
+
+  const connectOpts = { ...clientOpts, port: server.address().port };
+  if (opts.recvbuflen > 0) {
+    // Zero-allocation read path: data is decrypted into this one buffer.
+    connectOpts.onread = {
+      buffer: Buffer.alloc(opts.recvbuflen),
+      callback: (nread) => {
+        onBytes(nread);
+      },
+    };
+  }
+  const client = tls.connect(connectOpts, () => {
+    // Guard against an impl that ignores minVersion/maxVersion or ciphers:
+    // the result would silently describe a different configuration.
+    const protocol = client.getProtocol();
+    if (protocol !== opts.tlsVersion) {
+      common.fail(new Error(`negotiated ${protocol}, asked for ${opts.tlsVersion}`));
+    }
+    const c = client.getCipher();
+    cipherSuite = c && (c.standardName || c.name);
+  });
+  if (opts.recvbuflen === 0) client.on('data', (buf) => onBytes(buf.length));
+  client.on('error', (err) => {
+    if (!finished) common.fail(err);
+  });
+  client.on('close', () => {
+    if (!finished) common.fail(new Error('client closed before the measurement ended'));
+  });
+
+  // If nothing arrives, fail instead of hanging the caller.
+  const noDataTimer = setTimeout(() => common.fail(new Error('no data received within 15 s')), 15000);
+
+  let startBytes;
+  let startTime;
+  function begin() {
+    startBytes = bytes;
+    startTime = process.hrtime.bigint();
+    monitor.begin();
+    setTimeout(end, opts.dur * 1000);
+  }
+
+  function end() {
+    const elapsed = Number(process.hrtime.bigint() - startTime) / 1e9;
+    const got = bytes - startBytes;
+    const res = monitor.end();
+    finished = true;
+
+    const result = {
+      bench: 'throughput-s2c',
+      impl: opts.impl,
+      tlsVersion: opts.tlsVersion,
+      fragment: opts.fragment,
+      sendchunklen: opts.sendchunklen,
+      recvbuflen: opts.recvbuflen,
+      type: opts.type,
+      dur: opts.dur,
+      cipher: opts.cipher,
+      mibps: common.round(got / common.MiB / elapsed, 2),
+      bytes: got,
+      elapsed: common.round(elapsed, 3),
+      ...res,
+      cipherSuite,
+      node: process.version,
+      openssl: process.versions.openssl,
+    };
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+
+    // Tear down so the process exits by itself; a handle that keeps it alive
+    // is an impl bug worth surfacing (exit code 3), though the result stands.
+    client.destroy();
+    for (const s of serverSockets) s.destroy();
+    server.close();
+    setTimeout(() => {
+      process.stderr.write('warning: process did not exit by itself within 2 s of the result\n');
+      process.exit(3);
+    }, 2000).unref();
+  }
+});

@@ -1,0 +1,37 @@
+'use strict';
+
+// ALPN protocol lists: what users pass (an array of strings or Buffers, or a
+// wire-format buffer) to the length-prefixed wire format OpenSSL takes.
+
+const { codedError } = require('./errors');
+
+function toWire(protocols) {
+  const parts = protocols.map((p) => (Buffer.isBuffer(p) ? p : Buffer.from(String(p))));
+  for (const part of parts) {
+    if (part.length > 255) {
+      throw codedError(RangeError, 'ERR_OUT_OF_RANGE',
+                       'The byte length of the protocol at index is out of range. It must be <= 255. ' +
+                       `Received ${part.length}`);
+    }
+  }
+  const out = Buffer.allocUnsafe(parts.reduce((n, p) => n + 1 + p.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out[at++] = part.length;
+    part.copy(out, at);
+    at += part.length;
+  }
+  return out;
+}
+
+// Mirrors node:tls: arrays and byte views are taken, anything else ignored.
+function convertALPNProtocols(protocols, out) {
+  if (Array.isArray(protocols)) {
+    out.ALPNProtocols = toWire(protocols);
+  } else if (ArrayBuffer.isView(protocols)) {
+    out.ALPNProtocols = Buffer.from(protocols.buffer.slice(protocols.byteOffset,
+                                                           protocols.byteOffset + protocols.byteLength));
+  }
+}
+
+module.exports = { convertALPNProtocols };

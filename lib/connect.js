@@ -1,0 +1,121 @@
+'use strict';
+
+// connect(): node:tls's argument forms, a TCP connection made by net.connect
+// (lookup, family, timeouts are node's), and the client-side checks node:tls
+// runs once the handshake is done.
+
+const net = require('node:net');
+const nodeTls = require('node:tls');
+const defaults = require('./defaults');
+const { createSecureContext } = require('./context');
+const { codedError } = require('./errors');
+const { TLSSocket } = require('./socket');
+
+// [port][, host][, options][, callback] | options[, callback] | path[, options][, callback]
+function normalizeConnectArgs(args) {
+  const cb = typeof args[args.length - 1] === 'function' ? args[args.length - 1] : undefined;
+  const list = cb ? args.slice(0, -1) : args.slice();
+  let options = {};
+  const first = list[0];
+  if (first !== null && typeof first === 'object') {
+    options = { ...first };
+  } else if (typeof first === 'string' && !/^\d+$/.test(first)) {
+    options.path = first;
+    if (list[1] !== null && typeof list[1] === 'object') Object.assign(options, list[1]);
+  } else if (first !== undefined) {
+    options.port = first;
+    if (typeof list[1] === 'string') options.host = list[1];
+    // As in node:tls, an options object given beside port/host wins over them.
+    if (list[1] !== null && typeof list[1] === 'object') Object.assign(options, list[1]);
+    else if (list[2] !== null && typeof list[2] === 'object') Object.assign(options, list[2]);
+  }
+  return [options, cb];
+}
+
+let warnedAllowUnauthorized = false;
+
+function onConnectSecure() {
+  const options = this._connectOptions;
+  const keyInfo = this.getEphemeralKeyInfo();
+  if (keyInfo && keyInfo.type === 'DH' && keyInfo.size < options.minDHSize) {
+    this.destroy(codedError(Error, 'ERR_TLS_DH_PARAM_SIZE', `DH parameter size ${keyInfo.size} is less than 2048`));
+    return;
+  }
+  let verifyError = this._handle.verifyError();
+  // A resumed session was verified when it was made.
+  if (!verifyError && !this.isSessionReused()) {
+    const hostname = options.servername || options.host ||
+      (options.socket && options.socket._host) || 'localhost';
+    verifyError = options.checkServerIdentity(hostname, this.getPeerCertificate(true));
+  }
+  if (verifyError) {
+    this.authorized = false;
+    this.authorizationError = verifyError.code || verifyError.message;
+    if (options.rejectUnauthorized) {
+      this.destroy(verifyError);
+      return;
+    }
+  } else {
+    this.authorized = true;
+  }
+  this._controlReleased = true;
+  this.emit('secureConnect');
+}
+
+function connect(...args) {
+  const [given, cb] = normalizeConnectArgs(args);
+  const allowUnauthorized = process.env.NODE_TLS_REJECT_UNAUTHORIZED === '0';
+  if (allowUnauthorized && !warnedAllowUnauthorized) {
+    warnedAllowUnauthorized = true;
+    process.emitWarning("Setting the NODE_TLS_REJECT_UNAUTHORIZED environment variable to '0' makes TLS " +
+                        'connections and HTTPS requests insecure by disabling certificate verification.');
+  }
+  const options = {
+    rejectUnauthorized: !allowUnauthorized,
+    ciphers: defaults.DEFAULT_CIPHERS,
+    checkServerIdentity: nodeTls.checkServerIdentity,
+    minDHSize: 1024,
+    ...given,
+  };
+  const context = options.secureContext || createSecureContext(options);
+
+  let transport = options.socket;
+  if (!transport) {
+    transport = net.connect({
+      path: options.path,
+      port: options.port,
+      host: options.host,
+      family: options.family,
+      localAddress: options.localAddress,
+      localPort: options.localPort,
+      lookup: options.lookup,
+      hints: options.hints,
+      autoSelectFamily: options.autoSelectFamily,
+      autoSelectFamilyAttemptTimeout: options.autoSelectFamilyAttemptTimeout,
+      noDelay: options.noDelay,
+      keepAlive: options.keepAlive,
+      keepAliveInitialDelay: options.keepAliveInitialDelay,
+      allowHalfOpen: options.allowHalfOpen,
+    });
+  }
+
+  const socket = new TLSSocket(transport, {
+    isServer: false,
+    secureContext: context,
+    rejectUnauthorized: options.rejectUnauthorized !== false,
+    session: options.session,
+    servername: options.servername,
+    ALPNProtocols: options.ALPNProtocols,
+    onread: options.onread,
+    highWaterMark: options.highWaterMark,
+    allowHalfOpen: options.allowHalfOpen,
+  });
+  socket._connectOptions = options;
+  if (options.timeout) socket.setTimeout(options.timeout);
+  if (cb) socket.once('secureConnect', cb);
+  socket.on('secure', onConnectSecure);
+  if (!transport.connecting) socket._start();
+  return socket;
+}
+
+module.exports = { connect, normalizeConnectArgs };

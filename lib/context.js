@@ -1,0 +1,218 @@
+'use strict';
+
+// createSecureContext(): node:tls options -> a native SecureContext. Option
+// checks and their error codes follow node:tls, since that is what callers
+// catch on.
+
+const fs = require('node:fs');
+const nodeTls = require('node:tls');
+const binding = require('./binding');
+const defaults = require('./defaults');
+const { codedError, invalidArgType } = require('./errors');
+
+const { TLS1_VERSION, TLS1_1_VERSION, TLS1_2_VERSION, TLS1_3_VERSION } = binding.constants;
+
+const protocolVersions = {
+  'TLSv1': TLS1_VERSION,
+  'TLSv1.1': TLS1_1_VERSION,
+  'TLSv1.2': TLS1_2_VERSION,
+  'TLSv1.3': TLS1_3_VERSION,
+};
+
+// Old secureProtocol method names pin one version (or a range for SSLv23).
+const secureProtocols = {
+  TLS_method: [TLS1_VERSION, TLS1_3_VERSION],
+  SSLv23_method: [TLS1_VERSION, TLS1_3_VERSION],
+  TLSv1_method: [TLS1_VERSION, TLS1_VERSION],
+  TLSv1_1_method: [TLS1_1_VERSION, TLS1_1_VERSION],
+  TLSv1_2_method: [TLS1_2_VERSION, TLS1_2_VERSION],
+};
+for (const name of Object.keys(secureProtocols)) {
+  secureProtocols[name.replace('_method', '_client_method')] = secureProtocols[name];
+  secureProtocols[name.replace('_method', '_server_method')] = secureProtocols[name];
+}
+
+let defaultRoots = null;
+
+// node:tls trusts its bundled roots plus NODE_EXTRA_CA_CERTS (read once, at
+// first use, as node reads it once at startup).
+function defaultRootPems() {
+  if (defaultRoots === null) {
+    defaultRoots = nodeTls.rootCertificates.slice();
+    const extra = process.env.NODE_EXTRA_CA_CERTS;
+    if (extra) {
+      try {
+        defaultRoots.push(fs.readFileSync(extra, 'latin1'));
+      } catch (err) {
+        process.emitWarning(`Ignoring extra certs from \`${extra}\`, load failed: ${err.message}`);
+      }
+    }
+  }
+  return defaultRoots;
+}
+
+function toVersion(which, value, fallback) {
+  if (value === undefined) value = fallback;
+  const v = protocolVersions[value];
+  if (v === undefined) {
+    throw codedError(TypeError, 'ERR_TLS_INVALID_PROTOCOL_VERSION',
+                     `${value} is not a valid ${which} TLS protocol version`);
+  }
+  return v;
+}
+
+function isKeyOrCert(value) {
+  return typeof value === 'string' || ArrayBuffer.isView(value);
+}
+
+function checkKeyOrCert(name, value) {
+  if (!isKeyOrCert(value)) {
+    throw invalidArgType(name, ['string', 'Buffer', 'TypedArray', 'DataView'], value);
+  }
+}
+
+function asPem(value) {
+  if (typeof value === 'string' || Buffer.isBuffer(value)) return value;
+  return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+}
+
+class SecureContext {
+  constructor(options = {}) {
+    const { secureProtocol, secureOptions } = options;
+    let { minVersion, maxVersion } = options;
+    const context = new binding.SecureContext();
+    this.context = context;
+
+    let min;
+    let max;
+    if (secureProtocol !== undefined) {
+      if (typeof secureProtocol !== 'string') {
+        throw invalidArgType('options.secureProtocol', 'string', secureProtocol);
+      }
+      if (minVersion !== undefined || maxVersion !== undefined) {
+        throw codedError(TypeError, 'ERR_TLS_PROTOCOL_VERSION_CONFLICT',
+                         `TLS protocol version ${minVersion || maxVersion} conflicts with secureProtocol ${secureProtocol}`);
+      }
+      const range = secureProtocols[secureProtocol];
+      if (!range) {
+        throw codedError(TypeError, 'ERR_TLS_INVALID_PROTOCOL_METHOD',
+                         `Unknown method: ${secureProtocol}`);
+      }
+      [min, max] = range;
+    } else {
+      min = toVersion('minimum', minVersion, defaults.DEFAULT_MIN_VERSION);
+      max = toVersion('maximum', maxVersion, defaults.DEFAULT_MAX_VERSION);
+    }
+    this._min = min;
+    this._max = max;
+    context.setMinProto(min);
+    context.setMaxProto(max);
+    if (secureOptions) {
+      if (typeof secureOptions !== 'number') throw invalidArgType('options.secureOptions', 'number', secureOptions);
+      context.setOptions(secureOptions);
+    }
+  }
+}
+
+function configure(sc, options) {
+  const context = sc.context;
+  const {
+    ca, cert, key, passphrase, pfx, crl, sigalgs, sessionIdContext, sessionTimeout, ticketKeys,
+  } = options;
+  const ciphers = options.ciphers === undefined ? defaults.DEFAULT_CIPHERS : options.ciphers;
+  const ecdhCurve = options.ecdhCurve === undefined ? defaults.DEFAULT_ECDH_CURVE : options.ecdhCurve;
+
+  // CAs first, then the certificate, then the key: OpenSSL checks the key
+  // against the certificate already set.
+  if (ca) {
+    for (const one of Array.isArray(ca) ? ca : [ca]) {
+      checkKeyOrCert('options.ca', one);
+      context.addCACert(asPem(one));
+    }
+  } else {
+    context.useDefaultRoots(defaultRootPems());
+  }
+  if (cert) {
+    for (const one of Array.isArray(cert) ? cert : [cert]) {
+      checkKeyOrCert('options.cert', one);
+      context.setCert(asPem(one));
+    }
+  }
+  if (key) {
+    for (const one of Array.isArray(key) ? key : [key]) {
+      const pem = one && typeof one === 'object' && !ArrayBuffer.isView(one) ? one.pem : one;
+      checkKeyOrCert('options.key', pem);
+      const pass = one && one.passphrase !== undefined ? one.passphrase : passphrase;
+      context.setKey(asPem(pem), pass);
+    }
+  }
+
+  if (typeof ciphers !== 'string') throw invalidArgType('options.ciphers', 'string', ciphers);
+  const parts = ciphers.split(':').filter((c) => c !== '');
+  const cipherSuites = parts.filter((c) => c.startsWith('TLS_')).join(':');
+  const cipherList = parts.filter((c) => !c.startsWith('TLS_')).join(':');
+  if (cipherSuites === '' && cipherList === '') {
+    throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE',
+                     `The property 'options.ciphers' is invalid. Received '${ciphers}'`);
+  }
+  context.setCipherSuites(cipherSuites);
+  // An empty TLS 1.2 list means "TLS 1.3 only", as in node:tls.
+  if (cipherList !== '') context.setCiphers(cipherList);
+  if (cipherSuites === '' && sc._max > TLS1_2_VERSION && sc._min < TLS1_3_VERSION) {
+    context.setMaxProto(TLS1_2_VERSION);
+  }
+  if (cipherList === '' && sc._min < TLS1_3_VERSION && sc._max > TLS1_2_VERSION) {
+    context.setMinProto(TLS1_3_VERSION);
+  }
+
+  if (typeof ecdhCurve !== 'string') throw invalidArgType('options.ecdhCurve', 'string', ecdhCurve);
+  context.setECDHCurve(ecdhCurve);
+
+  if (crl) {
+    for (const one of Array.isArray(crl) ? crl : [crl]) context.addCRL(asPem(one));
+  }
+  if (sessionIdContext) context.setSessionIdContext(String(sessionIdContext));
+  if (pfx) {
+    for (const one of Array.isArray(pfx) ? pfx : [pfx]) {
+      const buf = one && one.buf !== undefined ? one.buf : one;
+      const pass = one && one.passphrase !== undefined ? one.passphrase : passphrase;
+      context.loadPKCS12(typeof buf === 'string' ? Buffer.from(buf, 'latin1') : asPem(buf), pass);
+    }
+  }
+  if (sigalgs !== undefined) {
+    if (typeof sigalgs !== 'string') throw invalidArgType('options.sigalgs', 'string', sigalgs);
+    if (sigalgs === '') {
+      throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE', "The property 'options.sigalgs' cannot be empty");
+    }
+    context.setSigalgs(sigalgs);
+  }
+  if (ticketKeys !== undefined) {
+    if (!Buffer.isBuffer(ticketKeys) || ticketKeys.length !== 48) {
+      throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE', 'Session ticket keys must be a 48-byte buffer');
+    }
+    context.setTicketKeys(ticketKeys);
+  }
+  if (sessionTimeout) context.setSessionTimeout(sessionTimeout);
+  if (options.honorCipherOrder) context.setOptions(SSL_OP_CIPHER_SERVER_PREFERENCE);
+}
+
+// From OpenSSL's ssl.h (also in require('node:crypto').constants).
+const SSL_OP_CIPHER_SERVER_PREFERENCE = require('node:crypto').constants.SSL_OP_CIPHER_SERVER_PREFERENCE;
+
+function createSecureContext(options) {
+  if (options === undefined || options === null) options = {};
+  else if (typeof options !== 'object') throw invalidArgType('options', 'Object', options);
+  const sc = new SecureContext(options);
+  configure(sc, options);
+  return sc;
+}
+
+// The native context of a secureContext option, refusing node:tls's own
+// (whose OpenSSL object tlswrap cannot reach).
+function nativeContext(value, name = 'options.secureContext') {
+  if (value instanceof SecureContext) return value.context;
+  if (value instanceof binding.SecureContext) return value;
+  throw invalidArgType(name, 'a SecureContext from tlswrap.createSecureContext()', value);
+}
+
+module.exports = { SecureContext, createSecureContext, nativeContext };

@@ -1,0 +1,33 @@
+'use strict';
+
+// Errors shaped like node's internal ones: a `code` property, and the code in
+// the name as node prints it ("TypeError [ERR_X]: ...").
+
+const { inspect } = require('node:util');
+
+function codedError(Base, code, message) {
+  const err = new Base(message);
+  Object.defineProperty(err, 'code', { value: code, enumerable: true, writable: true, configurable: true });
+  return err;
+}
+
+function describe(value) {
+  if (value === null || value === undefined) return ` Received ${value}`;
+  if (typeof value === 'function') return ` Received function ${value.name || '<anonymous>'}`;
+  if (typeof value === 'object') {
+    const ctor = value.constructor && value.constructor.name;
+    return ctor ? ` Received an instance of ${ctor}` : ` Received ${inspect(value, { depth: -1 })}`;
+  }
+  let shown = inspect(value, { colors: false });
+  if (shown.length > 28) shown = `${shown.slice(0, 25)}...`;
+  return ` Received type ${typeof value} (${shown})`;
+}
+
+function invalidArgType(name, expected, value) {
+  const list = Array.isArray(expected) ? expected.join(' or ') : expected;
+  const what = name.includes('.') ? 'property' : 'argument';
+  return codedError(TypeError, 'ERR_INVALID_ARG_TYPE',
+                    `The "${name}" ${what} must be of type ${list}.${describe(value)}`);
+}
+
+module.exports = { codedError, invalidArgType };

@@ -1,0 +1,177 @@
+'use strict';
+
+// Server: a net.Server (so listen options, cluster, connection counting and
+// close() are node's own) whose connections are wrapped in TLSSockets.
+
+const crypto = require('node:crypto');
+const net = require('node:net');
+const { convertALPNProtocols } = require('./alpn');
+const { SecureContext, createSecureContext } = require('./context');
+const { codedError, invalidArgType } = require('./errors');
+const { TLSSocket } = require('./socket');
+
+const kErrorEmitted = Symbol('tlswrap.errorEmitted');
+
+// The default SNICallback: the contexts given to server.addContext().
+function defaultSNICallback(servername, callback) {
+  for (const [pattern, context] of this.server._contexts) {
+    if (pattern.test(servername)) {
+      callback(null, context);
+      return;
+    }
+  }
+  callback(null, undefined);
+}
+
+// Errors before 'secureConnection' belong to the server ('tlsClientError'),
+// once per socket; the socket is then destroyed.
+function onServerSocketError(err) {
+  if (!this._controlReleased && !this[kErrorEmitted]) {
+    this[kErrorEmitted] = true;
+    this.server.emit('tlsClientError', err, this);
+  }
+}
+
+function onServerSocketClose(hadError) {
+  if (hadError) return;
+  if (!this._controlReleased && !this[kErrorEmitted]) {
+    this[kErrorEmitted] = true;
+    this.server.emit('tlsClientError', codedError(Error, 'ECONNRESET', 'socket hang up'), this);
+  }
+}
+
+function onServerSocketSecure() {
+  if (this._requestCert) {
+    const verifyError = this._handle.verifyError();
+    if (verifyError) {
+      this.authorizationError = verifyError.code;
+      if (this._rejectUnauthorized) {
+        this.destroy();
+        return;
+      }
+    } else {
+      this.authorized = true;
+    }
+  }
+  if (!this.destroyed && !this._controlReleased) {
+    this._controlReleased = true;
+    this.secureConnecting = false;
+    this.server.emit('secureConnection', this);
+  }
+}
+
+function onHandshakeTimeout(socket) {
+  socket._handshakeTimer = null;
+  socket.destroy(codedError(Error, 'ERR_TLS_HANDSHAKE_TIMEOUT', 'TLS handshake timeout'));
+}
+
+function forwardKeylog(line) {
+  this.server.emit('keylog', line, this);
+}
+
+function tlsConnectionListener(rawSocket) {
+  const server = this;
+  const socket = new TLSSocket(rawSocket, {
+    secureContext: server._sharedCreds,
+    isServer: true,
+    server,
+    requestCert: server.requestCert,
+    rejectUnauthorized: server.rejectUnauthorized,
+    ALPNProtocols: server.ALPNProtocols,
+    SNICallback: server._SNICallback || (server._contexts.length > 0 ? defaultSNICallback : undefined),
+    highWaterMark: server._highWaterMark,
+  });
+  socket[kErrorEmitted] = false;
+  socket.on('secure', onServerSocketSecure);
+  socket.on('error', onServerSocketError);
+  socket.on('close', onServerSocketClose);
+  if (server.listenerCount('keylog') > 0) socket.on('keylog', forwardKeylog);
+  if (server._handshakeTimeout > 0) {
+    socket._handshakeTimer = setTimeout(onHandshakeTimeout, server._handshakeTimeout, socket);
+    socket._handshakeTimer.unref();
+  }
+}
+
+class Server extends net.Server {
+  constructor(options, listener) {
+    if (typeof options === 'function') {
+      listener = options;
+      options = {};
+    } else if (options === undefined || options === null) {
+      options = {};
+    } else if (typeof options !== 'object') {
+      throw invalidArgType('options', 'Object', options);
+    }
+    super(options, tlsConnectionListener);
+
+    this._contexts = [];
+    this.requestCert = options.requestCert === true;
+    this.rejectUnauthorized = options.rejectUnauthorized !== false;
+    this._highWaterMark = options.highWaterMark;
+    if (options.sessionTimeout) this.sessionTimeout = options.sessionTimeout;
+    if (options.ALPNProtocols) convertALPNProtocols(options.ALPNProtocols, this);
+    if (options.SNICallback !== undefined && typeof options.SNICallback !== 'function') {
+      throw invalidArgType('options.SNICallback', 'function', options.SNICallback);
+    }
+    this._SNICallback = options.SNICallback;
+    const handshakeTimeout = options.handshakeTimeout === undefined ? 120 * 1000 : options.handshakeTimeout;
+    if (typeof handshakeTimeout !== 'number') {
+      throw invalidArgType('options.handshakeTimeout', 'number', options.handshakeTimeout);
+    }
+    this._handshakeTimeout = handshakeTimeout;
+
+    this.setSecureContext(options);
+    if (listener) this.on('secureConnection', listener);
+  }
+
+  setSecureContext(options) {
+    if (options === null || typeof options !== 'object') throw invalidArgType('options', 'Object', options);
+    const sessionIdContext = options.sessionIdContext ||
+      crypto.createHash('sha1').update(process.argv.join(' ')).digest('hex').slice(0, 32);
+    this._sharedCreds = createSecureContext({
+      pfx: options.pfx,
+      key: options.key,
+      passphrase: options.passphrase,
+      cert: options.cert,
+      ca: options.ca,
+      ciphers: options.ciphers,
+      ecdhCurve: options.ecdhCurve,
+      minVersion: options.minVersion,
+      maxVersion: options.maxVersion,
+      secureProtocol: options.secureProtocol,
+      secureOptions: options.secureOptions,
+      honorCipherOrder: options.honorCipherOrder === undefined ? true : !!options.honorCipherOrder,
+      crl: options.crl,
+      sigalgs: options.sigalgs,
+      sessionIdContext,
+      sessionTimeout: this.sessionTimeout,
+      ticketKeys: options.ticketKeys,
+    });
+  }
+
+  addContext(servername, context) {
+    if (!servername) {
+      throw codedError(Error, 'ERR_TLS_REQUIRED_SERVER_NAME', '"servername" is required parameter for Server.addContext');
+    }
+    const pattern = new RegExp(`^${servername.replace(/([.^$+?\-\\[\]{}])/g, '\\$1').replace(/\*/g, '[^.]*')}$`);
+    const secureContext = context instanceof SecureContext ? context : createSecureContext(context);
+    this._contexts.push([pattern, secureContext]);
+  }
+
+  getTicketKeys() {
+    return this._sharedCreds.context.getTicketKeys();
+  }
+
+  setTicketKeys(keys) {
+    if (!Buffer.isBuffer(keys) || keys.length !== 48) {
+      throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE', 'Session ticket keys must be a 48-byte buffer');
+    }
+    this._sharedCreds.context.setTicketKeys(keys);
+  }
+}
+
+function createServer(options, listener) {
+  return new Server(options, listener);
+}
+
+module.exports = { Server, createServer };

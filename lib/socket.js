@@ -1,0 +1,689 @@
+'use strict';
+
+// TLSSocket: a stream.Duplex with the tls.TLSSocket and net.Socket surface,
+// over the native engine. The transport under it is any Duplex (a net.Socket
+// or anything else); ciphertext crosses it in whole flushes, plaintext comes
+// up in coalesced chunks of up to 64 KiB.
+
+const { Duplex } = require('node:stream');
+const { X509Certificate } = require('node:crypto');
+const binding = require('./binding');
+const defaults = require('./defaults');
+const { convertALPNProtocols } = require('./alpn');
+const { certificateObject } = require('./certificate');
+const { createSecureContext, nativeContext } = require('./context');
+const { codedError, invalidArgType } = require('./errors');
+
+// EventType in src/tls_wrap.h.
+const kHandshakeStart = 1;
+const kHandshakeDone = 2;
+const kSession = 3;
+const kKeylog = 4;
+const kCertCb = 5;
+const kEnd = 6;
+const kError = 7;
+const kShutdown = 8;
+
+const kOwner = Symbol('tlswrap.owner');
+
+// The engine calls these with `this` = the native handle. They are shared by
+// every connection, so a connection costs no closures.
+function onEngineData(chunk, nread) {
+  this[kOwner]._onClearData(chunk, nread);
+}
+function onEngineEvent(type, arg) {
+  this[kOwner]._onEngineEvent(type, arg);
+}
+function onEngineWriteDone(id) {
+  this[kOwner]._onWriteDone(id);
+}
+function onEngineCiphertext(chunk) {
+  return this[kOwner]._writeCiphertext(chunk);
+}
+
+// Transport listeners, `this` = the transport.
+function onTransportData(chunk) {
+  const owner = this[kOwner];
+  const handle = owner._handle;
+  if (handle === null) return;
+  owner._refreshTimeout();
+  handle.receive(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+}
+function onTransportEnd() {
+  const handle = this[kOwner]._handle;
+  if (handle !== null) handle.receiveEOF();
+}
+function onTransportError(err) {
+  this[kOwner].destroy(err);
+}
+function onTransportClose() {
+  const owner = this[kOwner];
+  if (owner.destroyed) return;
+  if (owner._handle !== null) owner._handle.receiveEOF();
+  owner.destroy();
+}
+function onTransportDrain() {
+  const handle = this[kOwner]._handle;
+  if (handle !== null) handle.transportDrained();
+}
+function onTransportConnect() {
+  const owner = this[kOwner];
+  owner.emit('connect');
+  owner.emit('ready');
+  owner._start();
+}
+function onTransportLookup(err, address, family, host) {
+  this[kOwner].emit('lookup', err, address, family, host);
+}
+
+function emitCloseNT(socket, hadError) {
+  socket.emit('close', hadError);
+}
+
+class TLSSocket extends Duplex {
+  constructor(socket, options) {
+    const opts = options === undefined ? {} : options;
+    if (opts === null || typeof opts !== 'object') throw invalidArgType('options', 'Object', options);
+    const allowHalfOpen = socket && typeof socket.allowHalfOpen === 'boolean' && opts.allowHalfOpen === undefined ?
+      socket.allowHalfOpen : !!opts.allowHalfOpen;
+    super({
+      allowHalfOpen,
+      highWaterMark: opts.highWaterMark,
+      // 'close' carries hadError, as net.Socket's does: emitted by _destroy.
+      emitClose: false,
+    });
+
+    this._tlsOptions = opts;
+    this._secureEstablished = false;
+    this._controlReleased = false;
+    this._started = false;
+    this._hadError = false;
+    this._enginePaused = false;
+    this._finalCallback = null;
+    this._writeCallback = null;
+    this._writeId = 0;
+    this._bytesRead = 0;
+    this._bytesWritten = 0;
+    this._timer = null;
+    this._timeoutMs = 0;
+    this._handshakeTimer = null;
+    this._renegotiations = 0;
+    this._renegotiationWindowStart = 0;
+    this._disableRenegotiation = false;
+    this._onreadCallback = null;
+    this._transport = null;
+
+    this.encrypted = true;
+    this.authorized = false;
+    this.authorizationError = null;
+    this.alpnProtocol = null;
+    this.servername = null;
+    this.secureConnecting = true;
+    this.server = opts.server;
+    this._requestCert = !!opts.requestCert || !opts.isServer;
+    this._rejectUnauthorized = opts.rejectUnauthorized !== false;
+
+    const context = opts.secureContext ? nativeContext(opts.secureContext) : createSecureContext(opts).context;
+    const handle = new binding.TLSWrap(context, !!opts.isServer);
+    handle[kOwner] = this;
+    handle.setCallbacks(onEngineData, onEngineEvent, onEngineWriteDone, onEngineCiphertext);
+    this._handle = handle;
+    this.ssl = handle;
+
+    handle.setVerifyMode(this._requestCert, this._rejectUnauthorized);
+    const alpn = {};
+    convertALPNProtocols(opts.ALPNProtocols, alpn);
+    if (alpn.ALPNProtocols) handle.setALPNProtocols(alpn.ALPNProtocols);
+    if (opts.isServer) {
+      if (opts.SNICallback) handle.enableCertCb();
+    } else {
+      if (opts.session) this.setSession(opts.session);
+      if (opts.servername) this.setServername(opts.servername);
+    }
+    if (opts.onread) this._setOnread(opts.onread);
+
+    this.on('newListener', (event) => {
+      if (event === 'keylog' && this._handle !== null) this._handle.enableKeylog();
+    });
+
+    if (socket) this._attach(socket);
+    if (opts.isServer && socket && !socket.connecting) this._start();
+  }
+
+  _setOnread(onread) {
+    if (typeof onread !== 'object') throw invalidArgType('options.onread', 'Object', onread);
+    const { buffer, callback } = onread;
+    if (typeof callback !== 'function') throw invalidArgType('options.onread.callback', 'Function', callback);
+    if (typeof buffer !== 'function' && !ArrayBuffer.isView(buffer)) {
+      throw invalidArgType('options.onread.buffer', ['Uint8Array', 'Function'], buffer);
+    }
+    this._onreadCallback = callback;
+    this._handle.setReadBuffer(buffer);
+  }
+
+  _attach(transport) {
+    this._transport = transport;
+    this._parent = transport;
+    transport[kOwner] = this;
+    transport.on('data', onTransportData);
+    transport.on('end', onTransportEnd);
+    transport.on('error', onTransportError);
+    transport.on('close', onTransportClose);
+    transport.on('drain', onTransportDrain);
+    if (transport.connecting) {
+      transport.once('connect', onTransportConnect);
+      transport.on('lookup', onTransportLookup);
+    }
+    // Bytes the transport already read (a STARTTLS upgrade) come first.
+    if (transport.readableLength > 0 && typeof transport.read === 'function') {
+      let chunk;
+      while ((chunk = transport.read()) !== null) {
+        this._handle.receive(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+      }
+    }
+    if (typeof transport.resume === 'function') transport.resume();
+  }
+
+  _start() {
+    if (this._started || this._handle === null) return;
+    this._started = true;
+    this._handle.start();
+  }
+
+  // ---- engine -> JS ----
+
+  _onClearData(chunk, nread) {
+    this._refreshTimeout();
+    if (this._onreadCallback !== null) {
+      this._bytesRead += nread;
+      if (this._onreadCallback(nread, chunk) === false) this._pauseEngine();
+      return;
+    }
+    this._bytesRead += chunk.length;
+    if (!this.push(chunk)) this._pauseEngine();
+  }
+
+  _pauseEngine() {
+    if (this._enginePaused || this._handle === null) return;
+    this._enginePaused = true;
+    this._handle.readStop();
+    // Stop the transport too, or ciphertext would pile up in the engine.
+    if (this._transport && typeof this._transport.pause === 'function') this._transport.pause();
+  }
+
+  _resumeEngine() {
+    if (!this._enginePaused || this._handle === null) return;
+    this._enginePaused = false;
+    if (this._transport && typeof this._transport.resume === 'function') this._transport.resume();
+    this._handle.readStart();
+  }
+
+  _read() {
+    // Not synchronously: plaintext pushed from inside _read() is buffered
+    // rather than emitted, and an error right behind it would discard it.
+    if (this._enginePaused) process.nextTick(resumeEngineNT, this);
+  }
+
+  pause() {
+    if (this._onreadCallback !== null) this._pauseEngine();
+    return super.pause();
+  }
+
+  resume() {
+    if (this._onreadCallback !== null) process.nextTick(resumeEngineNT, this);
+    return super.resume();
+  }
+
+  _onEngineEvent(type, arg) {
+    switch (type) {
+      case kHandshakeStart:
+        this._onHandshakeStart();
+        break;
+      case kHandshakeDone:
+        this._onHandshakeDone();
+        break;
+      case kSession:
+        this.emit('session', arg);
+        break;
+      case kKeylog:
+        this.emit('keylog', arg);
+        break;
+      case kCertCb:
+        this._onCertCb(arg);
+        break;
+      case kEnd:
+        this._onEngineEnd();
+        break;
+      case kError:
+        this._onEngineError(arg);
+        break;
+      case kShutdown:
+        this._onShutdown();
+        break;
+      default:
+        break;
+    }
+  }
+
+  _onHandshakeStart() {
+    if (!this._secureEstablished) return;
+    if (this._disableRenegotiation) {
+      this._emitTLSError(codedError(Error, 'ERR_TLS_RENEGOTIATION_DISABLED',
+                                    'TLS session renegotiation disabled for this socket'));
+      return;
+    }
+    if (!this._tlsOptions.isServer) return;
+    // Client-initiated renegotiation costs the server a handshake each time:
+    // node:tls allows CLIENT_RENEG_LIMIT of them per CLIENT_RENEG_WINDOW.
+    const now = Date.now();
+    if (now - this._renegotiationWindowStart >= defaults.CLIENT_RENEG_WINDOW * 1000) {
+      this._renegotiationWindowStart = now;
+      this._renegotiations = 0;
+    }
+    if (++this._renegotiations > defaults.CLIENT_RENEG_LIMIT) {
+      this._emitTLSError(codedError(Error, 'ERR_TLS_SESSION_ATTACK', 'TLS session renegotiation attack detected'));
+    }
+  }
+
+  _onHandshakeDone() {
+    const handle = this._handle;
+    if (handle === null) return;
+    this.alpnProtocol = handle.getALPNProtocol();
+    if (this.servername === null || this._tlsOptions.isServer) this.servername = handle.getServername();
+    this._secureEstablished = true;
+    this.secureConnecting = false;
+    if (this._handshakeTimer !== null) {
+      clearTimeout(this._handshakeTimer);
+      this._handshakeTimer = null;
+    }
+    this.emit('secure');
+  }
+
+  _onCertCb(servername) {
+    const handle = this._handle;
+    if (servername) this.servername = servername;
+    const sniCallback = this._tlsOptions.SNICallback;
+    if (!servername || typeof sniCallback !== 'function') {
+      handle.certCbDone();
+      return;
+    }
+    let called = false;
+    sniCallback.call(this, servername, (err, context) => {
+      if (called) return;
+      called = true;
+      if (this._handle !== handle) return;
+      if (err) {
+        this.destroy(err);
+        return;
+      }
+      let native;
+      try {
+        native = context ? nativeContext(context, 'context') : undefined;
+      } catch (e) {
+        this.destroy(e);
+        return;
+      }
+      handle.certCbDone(native);
+    });
+  }
+
+  _onEngineEnd() {
+    if (!this._secureEstablished) {
+      // The peer went away mid-handshake: node:tls reports it as a reset.
+      let err;
+      if (this._tlsOptions.isServer) {
+        err = codedError(Error, 'ECONNRESET', 'socket hang up');
+      } else {
+        err = codedError(Error, 'ECONNRESET',
+                         'Client network socket disconnected before secure TLS connection was established');
+        const o = this._connectOptions || {};
+        err.path = o.path;
+        err.host = o.host;
+        err.port = o.port;
+        err.localAddress = o.localAddress;
+      }
+      this._hadError = true;
+      this.destroy(err);
+      return;
+    }
+    this.push(null);
+  }
+
+  _onEngineError(err) {
+    if (this._hadError) return;
+    this._hadError = true;
+    if (this._secureEstablished && this._tlsOptions.isServer && this._rejectUnauthorized &&
+        /peer did not return a certificate/.test(err.message)) {
+      this.destroy();
+      return;
+    }
+    this.destroy(err);
+  }
+
+  _emitTLSError(err) {
+    if (this._hadError) return;
+    this._hadError = true;
+    this.destroy(err);
+  }
+
+  _onShutdown() {
+    const transport = this._transport;
+    if (transport && !transport.destroyed && typeof transport.end === 'function') transport.end();
+    const cb = this._finalCallback;
+    this._finalCallback = null;
+    if (cb) cb();
+  }
+
+  _onWriteDone(id) {
+    if (id !== this._writeId) return;
+    const cb = this._writeCallback;
+    this._writeCallback = null;
+    if (cb) cb();
+  }
+
+  _writeCiphertext(chunk) {
+    const transport = this._transport;
+    if (!transport || transport.destroyed || transport.writableEnded) return true;
+    return transport.write(chunk);
+  }
+
+  // ---- stream.Duplex ----
+
+  _writev(chunks, cb) {
+    const buffers = new Array(chunks.length);
+    let bytes = 0;
+    for (let i = 0; i < chunks.length; i++) {
+      const { chunk, encoding } = chunks[i];
+      buffers[i] = typeof chunk === 'string' ? Buffer.from(chunk, encoding) : chunk;
+      bytes += buffers[i].length;
+    }
+    this._dispatch(buffers, bytes, cb);
+  }
+
+  _write(chunk, encoding, cb) {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk, encoding) : chunk;
+    this._dispatch([buffer], buffer.length, cb);
+  }
+
+  _dispatch(buffers, bytes, cb) {
+    if (this._handle === null) {
+      cb(codedError(Error, 'ERR_STREAM_DESTROYED', 'Cannot call write after a stream was destroyed'));
+      return;
+    }
+    this._refreshTimeout();
+    this._bytesWritten += bytes;
+    this._writeCallback = cb;
+    this._handle.writev(buffers, ++this._writeId);
+  }
+
+  _final(cb) {
+    if (this._handle === null) {
+      cb();
+      return;
+    }
+    if (!this._started) {
+      // Nothing was ever said on the wire: just end the transport.
+      this._finalCallback = cb;
+      this._onShutdown();
+      return;
+    }
+    this._finalCallback = cb;
+    this._handle.shutdown();
+  }
+
+  _destroy(err, cb) {
+    if (this._timer !== null) clearTimeout(this._timer);
+    if (this._handshakeTimer !== null) clearTimeout(this._handshakeTimer);
+    this._timer = null;
+    this._handshakeTimer = null;
+    const handle = this._handle;
+    if (handle !== null) {
+      this._handle = null;
+      handle.destroy();
+    }
+    const transport = this._transport;
+    if (transport && !transport.destroyed && typeof transport.destroy === 'function') transport.destroy();
+    cb(err);
+    process.nextTick(emitCloseNT, this, !!err);
+  }
+
+  // ---- tls.TLSSocket ----
+
+  getPeerCertificate(detailed) {
+    if (this._handle === null) return null;
+    return certificateObject(this._handle.getPeerCertChain(), !!detailed);
+  }
+
+  getCertificate() {
+    if (this._handle === null) return null;
+    const der = this._handle.getCertificate();
+    return der ? certificateObject([der], false) : {};
+  }
+
+  getPeerX509Certificate() {
+    if (this._handle === null) return undefined;
+    const chain = this._handle.getPeerCertChain();
+    return chain.length ? new X509Certificate(chain[0]) : undefined;
+  }
+
+  getX509Certificate() {
+    if (this._handle === null) return undefined;
+    const der = this._handle.getCertificate();
+    return der ? new X509Certificate(der) : undefined;
+  }
+
+  getCipher() {
+    return this._handle === null ? null : this._handle.getCipher() || null;
+  }
+
+  getProtocol() {
+    return this._handle === null ? null : this._handle.getProtocol();
+  }
+
+  getSession() {
+    return this._handle === null ? undefined : this._handle.getSession();
+  }
+
+  isSessionReused() {
+    return this._handle !== null && this._handle.isSessionReused();
+  }
+
+  getFinished() {
+    return this._handle === null ? undefined : this._handle.getFinished();
+  }
+
+  getPeerFinished() {
+    return this._handle === null ? undefined : this._handle.getPeerFinished();
+  }
+
+  getEphemeralKeyInfo() {
+    return this._handle === null ? null : this._handle.getEphemeralKeyInfo();
+  }
+
+  getSharedSigalgs() {
+    return this._handle === null ? null : this._handle.getSharedSigalgs();
+  }
+
+  exportKeyingMaterial(length, label, context) {
+    if (!Number.isInteger(length) || length < 0 || length > 0xffffffff) {
+      throw invalidArgType('length', 'number', length);
+    }
+    if (typeof label !== 'string') throw invalidArgType('label', 'string', label);
+    if (context !== undefined && !ArrayBuffer.isView(context)) {
+      throw invalidArgType('context', ['Buffer', 'TypedArray', 'DataView'], context);
+    }
+    if (this._handle === null) throw codedError(Error, 'ERR_SOCKET_CLOSED', 'Socket is closed');
+    const ctx = context === undefined ? undefined : Buffer.from(context.buffer, context.byteOffset, context.byteLength);
+    return this._handle.exportKeyingMaterial(length, label, ctx);
+  }
+
+  setMaxSendFragment(size) {
+    if (!Number.isInteger(size) || size < -0x80000000 || size > 0x7fffffff) {
+      throw invalidArgType('size', 'number', size);
+    }
+    return this._handle !== null && this._handle.setMaxSendFragment(size);
+  }
+
+  setServername(name) {
+    if (typeof name !== 'string') throw invalidArgType('name', 'string', name);
+    if (this._tlsOptions.isServer) {
+      throw codedError(Error, 'ERR_TLS_SNI_FROM_SERVER', 'Cannot issue SNI from a TLS server-side socket');
+    }
+    if (this._handle !== null) this._handle.setServername(name);
+  }
+
+  setSession(session) {
+    if (typeof session === 'string') session = Buffer.from(session, 'latin1');
+    if (!ArrayBuffer.isView(session)) throw invalidArgType('session', ['Buffer', 'TypedArray', 'DataView'], session);
+    if (this._handle !== null) this._handle.setSession(Buffer.from(session.buffer, session.byteOffset, session.byteLength));
+  }
+
+  renegotiate(options, callback) {
+    if (options === null || typeof options !== 'object') throw invalidArgType('options', 'Object', options);
+    if (callback !== undefined && typeof callback !== 'function') throw invalidArgType('callback', 'Function', callback);
+    if (this.destroyed || this._handle === null) return false;
+    const requestCert = options.requestCert !== undefined ? !!options.requestCert : this._requestCert;
+    const rejectUnauthorized = options.rejectUnauthorized !== undefined ?
+      !!options.rejectUnauthorized : this._rejectUnauthorized;
+    if (requestCert !== this._requestCert || rejectUnauthorized !== this._rejectUnauthorized) {
+      this._handle.setVerifyMode(requestCert, rejectUnauthorized);
+      this._requestCert = requestCert;
+      this._rejectUnauthorized = rejectUnauthorized;
+    }
+    try {
+      this._handle.renegotiate();
+    } catch (err) {
+      if (callback) process.nextTick(callback, err);
+      return false;
+    }
+    if (callback) this.once('secure', () => callback(null));
+    return true;
+  }
+
+  disableRenegotiation() {
+    this._disableRenegotiation = true;
+  }
+
+  enableTrace() {}
+
+  // ---- net.Socket ----
+
+  get bytesRead() {
+    return this._bytesRead;
+  }
+
+  get bytesWritten() {
+    return this._bytesWritten;
+  }
+
+  get connecting() {
+    return !!(this._transport && this._transport.connecting);
+  }
+
+  get pending() {
+    return !this._transport || !!this._transport.pending;
+  }
+
+  get readyState() {
+    if (this.connecting) return 'opening';
+    if (this.readable && this.writable) return 'open';
+    if (this.readable && !this.writable) return 'readOnly';
+    if (!this.readable && this.writable) return 'writeOnly';
+    return 'closed';
+  }
+
+  get remoteAddress() {
+    return this._transport ? this._transport.remoteAddress : undefined;
+  }
+
+  get remotePort() {
+    return this._transport ? this._transport.remotePort : undefined;
+  }
+
+  get remoteFamily() {
+    return this._transport ? this._transport.remoteFamily : undefined;
+  }
+
+  get localAddress() {
+    return this._transport ? this._transport.localAddress : undefined;
+  }
+
+  get localPort() {
+    return this._transport ? this._transport.localPort : undefined;
+  }
+
+  get localFamily() {
+    return this._transport ? this._transport.localFamily : undefined;
+  }
+
+  get bufferSize() {
+    return this.writableLength;
+  }
+
+  address() {
+    return this._transport && typeof this._transport.address === 'function' ? this._transport.address() : {};
+  }
+
+  setNoDelay(noDelay) {
+    if (this._transport && typeof this._transport.setNoDelay === 'function') this._transport.setNoDelay(noDelay);
+    return this;
+  }
+
+  setKeepAlive(enable, initialDelay) {
+    if (this._transport && typeof this._transport.setKeepAlive === 'function') {
+      this._transport.setKeepAlive(enable, initialDelay);
+    }
+    return this;
+  }
+
+  ref() {
+    if (this._transport && typeof this._transport.ref === 'function') this._transport.ref();
+    return this;
+  }
+
+  unref() {
+    if (this._transport && typeof this._transport.unref === 'function') this._transport.unref();
+    return this;
+  }
+
+  setTimeout(msecs, callback) {
+    if (typeof msecs !== 'number' || !(msecs >= 0)) throw invalidArgType('msecs', 'number', msecs);
+    if (this._timer !== null) {
+      clearTimeout(this._timer);
+      this._timer = null;
+    }
+    this._timeoutMs = msecs;
+    if (msecs === 0) {
+      if (callback) this.removeListener('timeout', callback);
+    } else {
+      if (callback) this.once('timeout', callback);
+      // Activity re-arms it (refresh); like net.Socket's, it never holds the loop open.
+      this._timer = setTimeout(() => this.emit('timeout'), msecs);
+      this._timer.unref();
+    }
+    return this;
+  }
+
+  get timeout() {
+    return this._timeoutMs || undefined;
+  }
+
+  _refreshTimeout() {
+    if (this._timer !== null) this._timer.refresh();
+  }
+
+  connect(...args) {
+    if (!this._transport || typeof this._transport.connect !== 'function') {
+      throw codedError(Error, 'ERR_SOCKET_CLOSED', 'TLSSocket has no connectable transport');
+    }
+    this._transport.connect(...args);
+    if (this._transport.connecting) this._transport.once('connect', onTransportConnect);
+    return this;
+  }
+}
+
+function resumeEngineNT(socket) {
+  socket._resumeEngine();
+}
+
+module.exports = { TLSSocket, kOwner };

@@ -1,0 +1,67 @@
+// Module init. The addon resolves OpenSSL's symbols from the running node
+// binary; lib/binding.js turns a failed load into an actionable message.
+#include "addon.h"
+
+#include <openssl/pem.h>
+
+#include "errors.h"
+#include "secure_context.h"
+#include "tls_wrap.h"
+
+namespace tlswrap {
+
+X509_STORE* AddonData::RootStore(Napi::Value pems) {
+  if (root_store) return root_store.get();
+  ErrorQueueGuard guard;
+  X509StorePtr store(X509_STORE_new());
+  if (!store) ThrowCryptoError(pems.Env(), "X509_STORE_new failed");
+  if (pems.IsArray()) {
+    Napi::Array list = pems.As<Napi::Array>();
+    for (uint32_t i = 0; i < list.Length(); i++) {
+      std::string pem = list.Get(i).ToString().Utf8Value();
+      BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+      while (X509* raw = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+        X509Ptr cert(raw);
+        X509_STORE_add_cert(store.get(), cert.get());
+      }
+    }
+  }
+  root_store = std::move(store);
+  return root_store.get();
+}
+
+Napi::Value DerOf(Napi::Env env, X509* cert) {
+  int len = i2d_X509(cert, nullptr);
+  if (len <= 0) return env.Undefined();
+  Napi::Buffer<unsigned char> out = Napi::Buffer<unsigned char>::New(env, len);
+  unsigned char* p = out.Data();
+  i2d_X509(cert, &p);
+  return out;
+}
+
+Napi::Object InitModule(Napi::Env env, Napi::Object exports) {
+  auto* data = new AddonData();
+  env.SetInstanceData(data);  // node-addon-api deletes it at environment teardown
+  Napi::Function secure_context = SecureContext::Init(env);
+  Napi::Function tls_wrap = TLSWrap::Init(env);
+  data->secure_context_ctor = Napi::Persistent(secure_context);
+  data->tls_wrap_ctor = Napi::Persistent(tls_wrap);
+  exports.Set("SecureContext", secure_context);
+  exports.Set("TLSWrap", tls_wrap);
+  exports.Set("opensslVersion", OpenSSL_version(OPENSSL_VERSION_STRING));
+  Napi::Object constants = Napi::Object::New(env);
+  constants.Set("TLS1_VERSION", TLS1_VERSION);
+  constants.Set("TLS1_1_VERSION", TLS1_1_VERSION);
+  constants.Set("TLS1_2_VERSION", TLS1_2_VERSION);
+  constants.Set("TLS1_3_VERSION", TLS1_3_VERSION);
+  exports.Set("constants", constants);
+  return exports;
+}
+
+}  // namespace tlswrap
+
+static Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  return tlswrap::InitModule(env, exports);
+}
+
+NODE_API_MODULE(tlswrap, Init)

@@ -1,0 +1,63 @@
+// A FIFO of ciphertext bytes in fixed-size blocks, and the BIO that lets
+// OpenSSL read and write it. Unlike BIO_s_mem it never moves data that is
+// already buffered: consumed blocks are recycled, not compacted.
+#ifndef TLSWRAP_CIPHER_BUFFER_H_
+#define TLSWRAP_CIPHER_BUFFER_H_
+
+#include <openssl/bio.h>
+
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <vector>
+
+namespace tlswrap {
+
+class CipherBuffer {
+ public:
+  static constexpr size_t kBlockSize = 64 * 1024;
+
+  CipherBuffer() = default;
+  CipherBuffer(const CipherBuffer&) = delete;
+  CipherBuffer& operator=(const CipherBuffer&) = delete;
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+  void Append(const char* data, size_t len);
+  // Writable space at the tail (at least one byte); Commit() what was filled.
+  char* Reserve(size_t* avail);
+  void Commit(size_t n);
+
+  // Contiguous readable bytes at the head (nullptr when empty).
+  const char* Front(size_t* len) const;
+  void Consume(size_t n);
+  size_t Read(char* out, size_t len);
+  // Copies everything out without consuming; `out` holds size() bytes.
+  void CopyTo(char* out) const;
+  void Clear();
+
+  // A BIO over `buffer`, which must outlive it. Reads from an empty buffer
+  // ask to be retried (SSL_ERROR_WANT_READ), they never report EOF: the
+  // transport tells the engine about EOF itself.
+  static BIO* NewBio(CipherBuffer* buffer);
+
+ private:
+  struct Block {
+    std::unique_ptr<char[]> data;
+    size_t begin = 0;
+    size_t end = 0;
+  };
+  static constexpr size_t kMaxSpareBlocks = 4;
+
+  Block& TailWithSpace();
+  void Retire(Block&& block);
+
+  std::deque<Block> blocks_;
+  std::vector<std::unique_ptr<char[]>> spare_;
+  size_t size_ = 0;
+};
+
+}  // namespace tlswrap
+
+#endif  // TLSWRAP_CIPHER_BUFFER_H_

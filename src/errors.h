@@ -1,0 +1,32 @@
+// OpenSSL failures as JS Errors shaped like node:tls's: `code`, `library`,
+// `reason`, and the X509 verify codes by name.
+#ifndef TLSWRAP_ERRORS_H_
+#define TLSWRAP_ERRORS_H_
+
+#include <napi.h>
+
+#include <string>
+
+namespace tlswrap {
+
+// An Error for a failure inside a TLS connection: code is "ERR_SSL_<REASON>"
+// whatever library the reason came from, as node:tls names them.
+Napi::Error TlsError(Napi::Env env, unsigned long err, const char* fallback);
+
+// An Error for configuration (key, cert, options): code is "ERR_OSSL_<LIB>_<REASON>"
+// ("ERR_SSL_<REASON>" for the SSL library), as node:crypto names them.
+Napi::Error CryptoError(Napi::Env env, unsigned long err, const char* fallback);
+
+// Pops the most recent error from the queue (0 when empty) and throws it as a
+// CryptoError. Always throws.
+[[noreturn]] void ThrowCryptoError(Napi::Env env, const char* fallback);
+
+// Throws a plain Error with a node-style code.
+[[noreturn]] void ThrowCodedError(Napi::Env env, const char* code, const std::string& message);
+
+// "UNABLE_TO_VERIFY_LEAF_SIGNATURE" and friends, as node:tls names them.
+const char* VerifyErrorCode(long verify_result);
+
+}  // namespace tlswrap
+
+#endif  // TLSWRAP_ERRORS_H_

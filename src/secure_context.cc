@@ -1,0 +1,349 @@
+#include "secure_context.h"
+
+#include <openssl/core_names.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+
+#include <cstring>
+#include <string>
+
+#include "addon.h"
+#include "errors.h"
+#include "tls_wrap.h"
+
+namespace tlswrap {
+
+namespace {
+
+BioPtr MemBio(const Napi::Value& value) {
+  std::string data;
+  if (value.IsBuffer()) {
+    auto buf = value.As<Napi::Buffer<char>>();
+    data.assign(buf.Data(), buf.Length());
+  } else {
+    data = value.ToString().Utf8Value();
+  }
+  // BIO_new_mem_buf does not copy; a copy keeps the bytes alive for the BIO.
+  BIO* bio = BIO_new(BIO_s_mem());
+  if (bio != nullptr) BIO_write(bio, data.data(), static_cast<int>(data.size()));
+  return BioPtr(bio);
+}
+
+int PassphraseCallback(char* buf, int size, int /*rwflag*/, void* u) {
+  const std::string* pass = static_cast<const std::string*>(u);
+  if (pass == nullptr) return -1;
+  size_t n = pass->size();
+  if (n > static_cast<size_t>(size)) return -1;
+  std::memcpy(buf, pass->data(), n);
+  return static_cast<int>(n);
+}
+
+std::string OptionalString(const Napi::Value& value) {
+  if (value.IsUndefined() || value.IsNull()) return std::string();
+  if (value.IsBuffer()) {
+    auto buf = value.As<Napi::Buffer<char>>();
+    return std::string(buf.Data(), buf.Length());
+  }
+  return value.ToString().Utf8Value();
+}
+
+}  // namespace
+
+Napi::Function SecureContext::Init(Napi::Env env) {
+  return DefineClass(env, "SecureContext",
+                     {
+                         InstanceMethod<&SecureContext::SetMinProto>("setMinProto"),
+                         InstanceMethod<&SecureContext::SetMaxProto>("setMaxProto"),
+                         InstanceMethod<&SecureContext::SetKey>("setKey"),
+                         InstanceMethod<&SecureContext::SetCert>("setCert"),
+                         InstanceMethod<&SecureContext::AddCACert>("addCACert"),
+                         InstanceMethod<&SecureContext::AddCRL>("addCRL"),
+                         InstanceMethod<&SecureContext::UseDefaultRoots>("useDefaultRoots"),
+                         InstanceMethod<&SecureContext::LoadPKCS12>("loadPKCS12"),
+                         InstanceMethod<&SecureContext::SetCiphers>("setCiphers"),
+                         InstanceMethod<&SecureContext::SetCipherSuites>("setCipherSuites"),
+                         InstanceMethod<&SecureContext::SetECDHCurve>("setECDHCurve"),
+                         InstanceMethod<&SecureContext::SetSigalgs>("setSigalgs"),
+                         InstanceMethod<&SecureContext::SetSessionIdContext>("setSessionIdContext"),
+                         InstanceMethod<&SecureContext::SetSessionTimeout>("setSessionTimeout"),
+                         InstanceMethod<&SecureContext::SetOptions>("setOptions"),
+                         InstanceMethod<&SecureContext::SetTicketKeys>("setTicketKeys"),
+                         InstanceMethod<&SecureContext::GetTicketKeys>("getTicketKeys"),
+                         InstanceMethod<&SecureContext::GetCertificate>("getCertificate"),
+                     });
+}
+
+SecureContext* SecureContext::FromValue(Napi::Value value) {
+  Napi::Env env = value.Env();
+  AddonData* data = AddonData::Get(env);
+  if (!value.IsObject() ||
+      !value.As<Napi::Object>().InstanceOf(data->secure_context_ctor.Value())) {
+    throw Napi::TypeError::New(env, "expected a native SecureContext");
+  }
+  return Unwrap(value.As<Napi::Object>());
+}
+
+SecureContext::SecureContext(const Napi::CallbackInfo& info) : Napi::ObjectWrap<SecureContext>(info) {
+  Napi::Env env = info.Env();
+  ErrorQueueGuard guard;
+  ctx_.reset(SSL_CTX_new(TLS_method()));
+  if (!ctx_) ThrowCryptoError(env, "SSL_CTX_new failed");
+  SSL_CTX* ctx = ctx_.get();
+  SSL_CTX_set_app_data(ctx, this);
+
+  SSL_CTX_set_options(ctx, SSL_OP_NO_SSLv2 | SSL_OP_NO_SSLv3);
+  // OpenSSL 3 refuses client-initiated renegotiation by default; node:tls
+  // allows it (and limits it in JS), so tlswrap does too.
+  SSL_CTX_set_options(ctx, SSL_OP_ALLOW_CLIENT_RENEGOTIATION);
+  SSL_CTX_clear_mode(ctx, SSL_MODE_NO_AUTO_CHAIN);
+  // Retrying SSL_write after WANT_READ may come from a different staging
+  // address (the same bytes): tell OpenSSL that is fine.
+  SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  // Client sessions are handed to JS ('session'); the server side relies on
+  // tickets, as node:tls does with no newSession/resumeSession listeners.
+  SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_SERVER |
+                                          SSL_SESS_CACHE_NO_INTERNAL |
+                                          SSL_SESS_CACHE_NO_AUTO_CLEAR);
+
+  if (RAND_bytes(ticket_keys_.data(), static_cast<int>(ticket_keys_.size())) != 1) {
+    ThrowCryptoError(env, "could not generate session ticket keys");
+  }
+  SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, TicketKeyCallback);
+  TLSWrap::ConfigureContext(ctx);
+}
+
+int SecureContext::TicketKeyCallback(SSL* ssl, unsigned char* name, unsigned char* iv,
+                                     EVP_CIPHER_CTX* cipher, EVP_MAC_CTX* mac, int encrypt) {
+  auto* sc = static_cast<SecureContext*>(SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl)));
+  const unsigned char* keys = sc->ticket_keys_.data();
+  char digest[] = "SHA256";
+  OSSL_PARAM params[] = {
+      OSSL_PARAM_construct_octet_string(OSSL_MAC_PARAM_KEY, const_cast<unsigned char*>(keys + 16),
+                                        16),
+      OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+      OSSL_PARAM_construct_end(),
+  };
+  if (encrypt) {
+    if (RAND_bytes(iv, 16) != 1) return -1;
+    std::memcpy(name, keys, 16);
+    if (EVP_EncryptInit_ex(cipher, EVP_aes_128_cbc(), nullptr, keys + 32, iv) != 1) return -1;
+    if (EVP_MAC_CTX_set_params(mac, params) != 1) return -1;
+    return 1;
+  }
+  // A ticket under other keys is not an error: fall back to a full handshake.
+  if (std::memcmp(name, keys, 16) != 0) return 0;
+  if (EVP_DecryptInit_ex(cipher, EVP_aes_128_cbc(), nullptr, keys + 32, iv) != 1) return -1;
+  if (EVP_MAC_CTX_set_params(mac, params) != 1) return -1;
+  return 1;
+}
+
+void SecureContext::SetMinProto(const Napi::CallbackInfo& info) {
+  SSL_CTX_set_min_proto_version(ctx_.get(), info[0].As<Napi::Number>().Int32Value());
+}
+
+void SecureContext::SetMaxProto(const Napi::CallbackInfo& info) {
+  SSL_CTX_set_max_proto_version(ctx_.get(), info[0].As<Napi::Number>().Int32Value());
+}
+
+void SecureContext::SetKey(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  ErrorQueueGuard guard;
+  BioPtr bio = MemBio(info[0]);
+  bool has_pass = info.Length() > 1 && !info[1].IsUndefined() && !info[1].IsNull();
+  std::string pass = has_pass ? OptionalString(info[1]) : std::string();
+  EvpPkeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, PassphraseCallback,
+                                         has_pass ? &pass : nullptr));
+  if (!key) ThrowCryptoError(env, "Failed to read private key");
+  if (SSL_CTX_use_PrivateKey(ctx_.get(), key.get()) != 1) {
+    ThrowCryptoError(env, "Failed to use private key");
+  }
+}
+
+void SecureContext::UseCertificateChain(X509Ptr cert, STACK_OF(X509) * chain) {
+  Napi::Env env = Env();
+  if (SSL_CTX_use_certificate(ctx_.get(), cert.get()) != 1) {
+    ThrowCryptoError(env, "Failed to use certificate");
+  }
+  SSL_CTX_clear_chain_certs(ctx_.get());
+  for (int i = 0; chain != nullptr && i < sk_X509_num(chain); i++) {
+    if (SSL_CTX_add1_chain_cert(ctx_.get(), sk_X509_value(chain, i)) != 1) {
+      ThrowCryptoError(env, "Failed to add certificate to the chain");
+    }
+  }
+}
+
+void SecureContext::SetCert(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  ErrorQueueGuard guard;
+  BioPtr bio = MemBio(info[0]);
+  X509Ptr cert(PEM_read_bio_X509_AUX(bio.get(), nullptr, nullptr, nullptr));
+  if (!cert) ThrowCryptoError(env, "Failed to read certificate");
+  X509StackPtr chain(sk_X509_new_null());
+  while (X509* extra = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+    sk_X509_push(chain.get(), extra);
+  }
+  // Running out of PEM blocks is how the loop ends, not an error.
+  ERR_clear_error();
+  UseCertificateChain(std::move(cert), chain.get());
+}
+
+X509_STORE* SecureContext::OwnStore() {
+  if (!own_store_) {
+    X509_STORE* store = X509_STORE_new();
+    if (store == nullptr) ThrowCryptoError(Env(), "X509_STORE_new failed");
+    SSL_CTX_set_cert_store(ctx_.get(), store);
+    own_store_ = true;
+  }
+  return SSL_CTX_get_cert_store(ctx_.get());
+}
+
+void SecureContext::AddCACert(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  ErrorQueueGuard guard;
+  BioPtr bio = MemBio(info[0]);
+  X509_STORE* store = OwnStore();
+  int count = 0;
+  while (X509* raw = PEM_read_bio_X509_AUX(bio.get(), nullptr, nullptr, nullptr)) {
+    X509Ptr cert(raw);
+    X509_STORE_add_cert(store, cert.get());
+    SSL_CTX_add_client_CA(ctx_.get(), cert.get());
+    count++;
+  }
+  if (count == 0) ThrowCryptoError(env, "Failed to read CA certificate");
+  ERR_clear_error();
+}
+
+void SecureContext::AddCRL(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  ErrorQueueGuard guard;
+  BioPtr bio = MemBio(info[0]);
+  X509_CRL* crl = PEM_read_bio_X509_CRL(bio.get(), nullptr, nullptr, nullptr);
+  if (crl == nullptr) ThrowCodedError(env, "ERR_CRYPTO_OPERATION_FAILED", "Failed to parse CRL");
+  X509_STORE* store = OwnStore();
+  X509_STORE_add_crl(store, crl);
+  X509_CRL_free(crl);
+  X509_STORE_set_flags(store, X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL);
+}
+
+void SecureContext::UseDefaultRoots(const Napi::CallbackInfo& info) {
+  // info[0]: the PEM strings of the default trust store, used only the first
+  // time; the store is then shared by every context in this environment.
+  AddonData* data = AddonData::Get(info.Env());
+  X509_STORE* roots = data->RootStore(info[0]);
+  if (own_store_) {
+    // The context already has CAs of its own: add the roots to them.
+    X509_STORE* store = OwnStore();
+    STACK_OF(X509_OBJECT)* objects = X509_STORE_get0_objects(roots);
+    for (int i = 0; i < sk_X509_OBJECT_num(objects); i++) {
+      if (X509* cert = X509_OBJECT_get0_X509(sk_X509_OBJECT_value(objects, i))) {
+        X509_STORE_add_cert(store, cert);
+      }
+    }
+    return;
+  }
+  X509_STORE_up_ref(roots);
+  SSL_CTX_set_cert_store(ctx_.get(), roots);
+}
+
+void SecureContext::LoadPKCS12(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  ErrorQueueGuard guard;
+  BioPtr bio = MemBio(info[0]);
+  std::string pass = OptionalString(info[1]);
+  Pkcs12Ptr p12(d2i_PKCS12_bio(bio.get(), nullptr));
+  if (!p12) ThrowCryptoError(env, "Unable to load PFX certificate");
+  EVP_PKEY* key_raw = nullptr;
+  X509* cert_raw = nullptr;
+  STACK_OF(X509)* ca_raw = nullptr;
+  if (PKCS12_parse(p12.get(), pass.c_str(), &key_raw, &cert_raw, &ca_raw) != 1) {
+    ThrowCryptoError(env, "Unable to load PFX certificate");
+  }
+  EvpPkeyPtr key(key_raw);
+  X509Ptr cert(cert_raw);
+  X509StackPtr ca(ca_raw);
+  if (!cert || !key) {
+    ThrowCodedError(env, "ERR_CRYPTO_OPERATION_FAILED", "PFX holds no certificate and key");
+  }
+  UseCertificateChain(std::move(cert), ca.get());
+  if (SSL_CTX_use_PrivateKey(ctx_.get(), key.get()) != 1) {
+    ThrowCryptoError(env, "Failed to use private key");
+  }
+  // The CA certificates of a PFX are trusted for client certificates too.
+  X509_STORE* store = OwnStore();
+  for (int i = 0; ca && i < sk_X509_num(ca.get()); i++) {
+    X509* c = sk_X509_value(ca.get(), i);
+    X509_STORE_add_cert(store, c);
+    SSL_CTX_add_client_CA(ctx_.get(), c);
+  }
+}
+
+void SecureContext::SetCiphers(const Napi::CallbackInfo& info) {
+  ErrorQueueGuard guard;
+  std::string list = info[0].ToString().Utf8Value();
+  if (SSL_CTX_set_cipher_list(ctx_.get(), list.c_str()) != 1) {
+    ThrowCryptoError(info.Env(), "Failed to set ciphers");
+  }
+}
+
+void SecureContext::SetCipherSuites(const Napi::CallbackInfo& info) {
+  ErrorQueueGuard guard;
+  std::string list = info[0].ToString().Utf8Value();
+  if (SSL_CTX_set_ciphersuites(ctx_.get(), list.c_str()) != 1) {
+    ThrowCryptoError(info.Env(), "Failed to set ciphersuites");
+  }
+}
+
+void SecureContext::SetECDHCurve(const Napi::CallbackInfo& info) {
+  ErrorQueueGuard guard;
+  std::string curves = info[0].ToString().Utf8Value();
+  if (curves == "auto") return;
+  if (SSL_CTX_set1_curves_list(ctx_.get(), curves.c_str()) != 1) {
+    ThrowCodedError(info.Env(), "ERR_CRYPTO_OPERATION_FAILED", "Failed to set ECDH curve");
+  }
+}
+
+void SecureContext::SetSigalgs(const Napi::CallbackInfo& info) {
+  ErrorQueueGuard guard;
+  std::string sigalgs = info[0].ToString().Utf8Value();
+  if (SSL_CTX_set1_sigalgs_list(ctx_.get(), sigalgs.c_str()) != 1) {
+    ThrowCodedError(info.Env(), "ERR_CRYPTO_OPERATION_FAILED", "Failed to set sigalgs");
+  }
+}
+
+void SecureContext::SetSessionIdContext(const Napi::CallbackInfo& info) {
+  ErrorQueueGuard guard;
+  std::string sid = info[0].ToString().Utf8Value();
+  if (sid.size() > SSL_MAX_SID_CTX_LENGTH) sid.resize(SSL_MAX_SID_CTX_LENGTH);
+  if (SSL_CTX_set_session_id_context(ctx_.get(), reinterpret_cast<const unsigned char*>(sid.data()),
+                                     static_cast<unsigned int>(sid.size())) != 1) {
+    ThrowCryptoError(info.Env(), "Failed to set session id context");
+  }
+}
+
+void SecureContext::SetSessionTimeout(const Napi::CallbackInfo& info) {
+  SSL_CTX_set_timeout(ctx_.get(), info[0].As<Napi::Number>().Int64Value());
+}
+
+void SecureContext::SetOptions(const Napi::CallbackInfo& info) {
+  SSL_CTX_set_options(ctx_.get(), static_cast<uint64_t>(info[0].As<Napi::Number>().Int64Value()));
+}
+
+void SecureContext::SetTicketKeys(const Napi::CallbackInfo& info) {
+  auto buf = info[0].As<Napi::Buffer<unsigned char>>();
+  if (buf.Length() != ticket_keys_.size()) {
+    throw Napi::TypeError::New(info.Env(), "Session ticket keys must be a 48-byte buffer");
+  }
+  std::memcpy(ticket_keys_.data(), buf.Data(), ticket_keys_.size());
+}
+
+Napi::Value SecureContext::GetTicketKeys(const Napi::CallbackInfo& info) {
+  return Napi::Buffer<unsigned char>::Copy(info.Env(), ticket_keys_.data(), ticket_keys_.size());
+}
+
+Napi::Value SecureContext::GetCertificate(const Napi::CallbackInfo& info) {
+  X509* cert = SSL_CTX_get0_certificate(ctx_.get());
+  if (cert == nullptr) return info.Env().Null();
+  return DerOf(info.Env(), cert);
+}
+
+}  // namespace tlswrap

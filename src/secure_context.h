@@ -1,0 +1,61 @@
+// One SSL_CTX and what hangs off it: key and certificate chain, trust store,
+// protocol range, ciphers, curves, session ticket keys.
+#ifndef TLSWRAP_SECURE_CONTEXT_H_
+#define TLSWRAP_SECURE_CONTEXT_H_
+
+#include <napi.h>
+
+#include <array>
+
+#include "openssl_ptr.h"
+
+namespace tlswrap {
+
+class SecureContext : public Napi::ObjectWrap<SecureContext> {
+ public:
+  static Napi::Function Init(Napi::Env env);
+  // The SecureContext behind a JS value, or a TypeError.
+  static SecureContext* FromValue(Napi::Value value);
+
+  explicit SecureContext(const Napi::CallbackInfo& info);
+
+  SSL_CTX* ctx() const { return ctx_.get(); }
+
+ private:
+  static int TicketKeyCallback(SSL* ssl, unsigned char* name, unsigned char* iv,
+                               EVP_CIPHER_CTX* cipher, EVP_MAC_CTX* mac, int encrypt);
+
+  void SetMinProto(const Napi::CallbackInfo& info);
+  void SetMaxProto(const Napi::CallbackInfo& info);
+  void SetKey(const Napi::CallbackInfo& info);
+  void SetCert(const Napi::CallbackInfo& info);
+  void AddCACert(const Napi::CallbackInfo& info);
+  void AddCRL(const Napi::CallbackInfo& info);
+  void UseDefaultRoots(const Napi::CallbackInfo& info);
+  void LoadPKCS12(const Napi::CallbackInfo& info);
+  void SetCiphers(const Napi::CallbackInfo& info);
+  void SetCipherSuites(const Napi::CallbackInfo& info);
+  void SetECDHCurve(const Napi::CallbackInfo& info);
+  void SetSigalgs(const Napi::CallbackInfo& info);
+  void SetSessionIdContext(const Napi::CallbackInfo& info);
+  void SetSessionTimeout(const Napi::CallbackInfo& info);
+  void SetOptions(const Napi::CallbackInfo& info);
+  void SetTicketKeys(const Napi::CallbackInfo& info);
+  Napi::Value GetTicketKeys(const Napi::CallbackInfo& info);
+  Napi::Value GetCertificate(const Napi::CallbackInfo& info);
+
+  // The context's own trust store, made on first use; until then the context
+  // may share the environment's default root store.
+  X509_STORE* OwnStore();
+  void UseCertificateChain(X509Ptr cert, STACK_OF(X509) * chain);
+
+  SslCtxPtr ctx_;
+  bool own_store_ = false;
+  // name (16) | HMAC secret (16) | AES key (16): the layout node:tls exposes
+  // through getTicketKeys()/setTicketKeys().
+  std::array<unsigned char, 48> ticket_keys_{};
+};
+
+}  // namespace tlswrap
+
+#endif  // TLSWRAP_SECURE_CONTEXT_H_

@@ -1,0 +1,604 @@
+#include "tls_wrap.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+#include "addon.h"
+#include "errors.h"
+#include "secure_context.h"
+#include "transport_js.h"
+
+namespace tlswrap {
+
+namespace {
+
+// Marks the engine as on the stack for the lifetime of the scope, so that a
+// destroy() from any JS it calls is deferred until the outermost frame ends.
+class BusyScope {
+ public:
+  explicit BusyScope(bool* flag) : flag_(flag), outer_(!*flag) { *flag_ = true; }
+  ~BusyScope() {
+    if (outer_) *flag_ = false;
+  }
+  bool outer() const { return outer_; }
+
+ private:
+  bool* flag_;
+  bool outer_;
+};
+
+int ClampInt(size_t n) { return static_cast<int>(std::min<size_t>(n, INT_MAX)); }
+
+}  // namespace
+
+TLSWrap* TLSWrap::FromSSL(const SSL* ssl) { return static_cast<TLSWrap*>(SSL_get_app_data(ssl)); }
+
+void TLSWrap::ConfigureContext(SSL_CTX* ctx) {
+  SSL_CTX_set_info_callback(ctx, InfoCallback);
+  SSL_CTX_sess_set_new_cb(ctx, NewSessionCallback);
+  SSL_CTX_set_keylog_callback(ctx, KeylogCallback);
+  SSL_CTX_set_alpn_select_cb(ctx, AlpnSelectCallback, nullptr);
+}
+
+TLSWrap::TLSWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<TLSWrap>(info) {
+  Napi::Env env = info.Env();
+  SecureContext* sc = SecureContext::FromValue(info[0]);
+  context_ = Napi::Persistent(info[0].As<Napi::Object>());
+  is_server_ = info[1].ToBoolean().Value();
+
+  ErrorQueueGuard guard;
+  ssl_.reset(SSL_new(sc->ctx()));
+  if (!ssl_) ThrowCryptoError(env, "SSL_new failed");
+  SSL_set_app_data(ssl(), this);
+  BIO* in = CipherBuffer::NewBio(&enc_in_);
+  BIO* out = CipherBuffer::NewBio(&enc_out_);
+  if (in == nullptr || out == nullptr) {
+    BIO_free(in);
+    BIO_free(out);
+    ThrowCryptoError(env, "BIO_new failed");
+  }
+  SSL_set_bio(ssl(), in, out);
+  // Verification always runs to the end and its result is read afterwards
+  // (verifyError()), so JS decides, as in node:tls, with rejectUnauthorized.
+  if (is_server_) {
+    SSL_set_accept_state(ssl());
+    SSL_set_verify(ssl(), SSL_VERIFY_NONE, VerifyCallback);
+  } else {
+    SSL_set_connect_state(ssl());
+    SSL_set_verify(ssl(), SSL_VERIFY_PEER, VerifyCallback);
+  }
+  clear_scratch_ = std::make_unique<char[]>(kMaxClearChunk);
+  async_context_ = std::make_unique<Napi::AsyncContext>(env, "TLSWRAP", info.This().As<Napi::Object>());
+
+  // Alive until destroyed (or the environment goes away), whatever JS holds.
+  Ref();
+  self_ref_ = true;
+  napi_add_env_cleanup_hook(env, CleanupHook, this);
+  cleanup_hook_ = true;
+}
+
+TLSWrap::~TLSWrap() {
+  if (cleanup_hook_) napi_remove_env_cleanup_hook(Env(), CleanupHook, this);
+}
+
+void TLSWrap::CleanupHook(void* arg) {
+  auto* wrap = static_cast<TLSWrap*>(arg);
+  wrap->cleanup_hook_ = false;
+  wrap->destroyed_ = true;
+  wrap->Release();
+}
+
+void TLSWrap::Release() {
+  ssl_.reset();
+  writes_.clear();
+  events_.clear();
+  completed_writes_.clear();
+  enc_in_.Clear();
+  enc_out_.Clear();
+  transport_.reset();
+  on_data_.Reset();
+  on_event_.Reset();
+  on_write_done_.Reset();
+  read_buffer_.Reset();
+  sni_context_.Reset();
+  context_.Reset();
+  async_context_.reset();
+  if (cleanup_hook_) {
+    napi_remove_env_cleanup_hook(Env(), CleanupHook, this);
+    cleanup_hook_ = false;
+  }
+  if (self_ref_) {
+    self_ref_ = false;
+    Unref();
+  }
+}
+
+// ---- OpenSSL callbacks: they only record, never call JS ----
+
+void TLSWrap::InfoCallback(const SSL* ssl, int where, int /*ret*/) {
+  TLSWrap* wrap = FromSSL(ssl);
+  if (wrap == nullptr) return;
+  // TLS 1.3 post-handshake messages (tickets, KeyUpdate) are not handshakes
+  // in node:tls's sense; only TLS 1.2 renegotiation repeats these.
+  bool post_handshake = wrap->established_ && SSL_version(ssl) >= TLS1_3_VERSION;
+  if (post_handshake) return;
+  if (where & SSL_CB_HANDSHAKE_START) wrap->QueueEvent(EventType::kHandshakeStart);
+  if (where & SSL_CB_HANDSHAKE_DONE) {
+    wrap->established_ = true;
+    wrap->QueueEvent(EventType::kHandshakeDone);
+  }
+}
+
+int TLSWrap::NewSessionCallback(SSL* ssl, SSL_SESSION* session) {
+  TLSWrap* wrap = FromSSL(ssl);
+  if (wrap == nullptr || wrap->is_server_ || wrap->destroyed_) return 0;
+  int len = i2d_SSL_SESSION(session, nullptr);
+  if (len <= 0) return 0;
+  std::string der(static_cast<size_t>(len), '\0');
+  auto* p = reinterpret_cast<unsigned char*>(&der[0]);
+  i2d_SSL_SESSION(session, &p);
+  wrap->QueueEvent(EventType::kSession, std::move(der));
+  return 0;  // we keep no reference to `session`
+}
+
+void TLSWrap::KeylogCallback(const SSL* ssl, const char* line) {
+  TLSWrap* wrap = FromSSL(ssl);
+  if (wrap == nullptr || !wrap->keylog_ || wrap->destroyed_) return;
+  std::string entry(line);
+  entry.push_back('\n');
+  wrap->QueueEvent(EventType::kKeylog, std::move(entry));
+}
+
+int TLSWrap::AlpnSelectCallback(SSL* ssl, const unsigned char** out, unsigned char* outlen,
+                                const unsigned char* in, unsigned int inlen, void* /*arg*/) {
+  TLSWrap* wrap = FromSSL(ssl);
+  if (wrap == nullptr || wrap->alpn_protos_.empty()) return SSL_TLSEXT_ERR_NOACK;
+  unsigned char* selected = nullptr;
+  int status = SSL_select_next_proto(&selected, outlen, wrap->alpn_protos_.data(),
+                                     static_cast<unsigned int>(wrap->alpn_protos_.size()), in, inlen);
+  *out = selected;
+  // node:tls answers a client with no protocol in common with a fatal
+  // no_application_protocol alert.
+  return status == OPENSSL_NPN_NEGOTIATED ? SSL_TLSEXT_ERR_OK : SSL_TLSEXT_ERR_ALERT_FATAL;
+}
+
+int TLSWrap::CertCallback(SSL* ssl, void* /*arg*/) {
+  TLSWrap* wrap = FromSSL(ssl);
+  if (wrap == nullptr) return 0;
+  switch (wrap->cert_cb_state_) {
+    case CertCbState::kDone:
+      return 1;
+    case CertCbState::kWaiting:
+      return -1;
+    case CertCbState::kNone:
+      break;
+  }
+  // Pause the handshake (SSL_ERROR_WANT_X509_LOOKUP) while JS picks a context
+  // for the server name; certCbDone() resumes it.
+  const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+  wrap->cert_cb_state_ = CertCbState::kWaiting;
+  wrap->QueueEvent(EventType::kCertCb, name != nullptr ? name : "");
+  return -1;
+}
+
+int TLSWrap::VerifyCallback(int /*preverify_ok*/, X509_STORE_CTX* /*ctx*/) { return 1; }
+
+void TLSWrap::QueueEvent(EventType type, std::string payload, unsigned long error) {
+  events_.push_back(Event{type, read_fill_, std::move(payload), error});
+}
+
+// ---- JS entry points ----
+
+void TLSWrap::SetCallbacks(const Napi::CallbackInfo& info) {
+  on_data_ = Napi::Persistent(info[0].As<Napi::Function>());
+  on_event_ = Napi::Persistent(info[1].As<Napi::Function>());
+  on_write_done_ = Napi::Persistent(info[2].As<Napi::Function>());
+  transport_ = std::make_unique<JsTransport>(Value(), info[3].As<Napi::Function>(),
+                                             static_cast<napi_async_context>(*async_context_));
+}
+
+void TLSWrap::Start(const Napi::CallbackInfo& /*info*/) {
+  if (dead() || started_) return;
+  started_ = true;
+  Cycle();
+}
+
+void TLSWrap::Receive(const Napi::CallbackInfo& info) {
+  if (dead()) return;
+  auto chunk = info[0].As<Napi::Buffer<char>>();
+  enc_in_.Append(chunk.Data(), chunk.Length());
+  Cycle();
+}
+
+void TLSWrap::ReceiveEOF(const Napi::CallbackInfo& /*info*/) {
+  if (dead()) return;
+  transport_eof_ = true;
+  Cycle();
+}
+
+void TLSWrap::TransportDrained(const Napi::CallbackInfo& /*info*/) {
+  if (dead()) return;
+  transport_blocked_ = false;
+  Cycle();
+}
+
+void TLSWrap::Writev(const Napi::CallbackInfo& info) {
+  if (dead()) return;
+  Napi::Array chunks = info[0].As<Napi::Array>();
+  WriteReq req;
+  req.id = info[1].As<Napi::Number>().DoubleValue();
+  uint32_t n = chunks.Length();
+  req.pieces.reserve(n);
+  for (uint32_t i = 0; i < n; i++) {
+    auto buf = chunks.Get(i).As<Napi::Buffer<char>>();
+    if (buf.Length() > 0) req.pieces.emplace_back(buf.Data(), buf.Length());
+  }
+  req.chunks = Napi::Persistent(chunks.As<Napi::Object>());
+  writes_.push_back(std::move(req));
+  Cycle();
+}
+
+void TLSWrap::Shutdown(const Napi::CallbackInfo& /*info*/) {
+  if (dead() || shutdown_) return;
+  shutdown_ = true;
+  Cycle();
+}
+
+void TLSWrap::Destroy(const Napi::CallbackInfo& /*info*/) {
+  if (destroyed_) return;
+  destroyed_ = true;
+  // From now on nothing leaves the engine: queued plaintext, events and
+  // writes are dropped. OpenSSL state is freed once the engine is off the stack.
+  writes_.clear();
+  events_.clear();
+  completed_writes_.clear();
+  if (!cycling_) Release();
+}
+
+void TLSWrap::ReadStart(const Napi::CallbackInfo& /*info*/) {
+  if (dead() || reading_) return;
+  reading_ = true;
+  Cycle();
+}
+
+void TLSWrap::ReadStop(const Napi::CallbackInfo& /*info*/) { reading_ = false; }
+
+void TLSWrap::SetReadBuffer(const Napi::CallbackInfo& info) {
+  if (info[0].IsObject()) {
+    read_buffer_ = Napi::Persistent(info[0].As<Napi::Object>());
+  } else {
+    read_buffer_.Reset();
+  }
+}
+
+void TLSWrap::EnableKeylog(const Napi::CallbackInfo& /*info*/) { keylog_ = true; }
+
+void TLSWrap::EnableCertCb(const Napi::CallbackInfo& /*info*/) {
+  if (ssl_ && is_server_) SSL_set_cert_cb(ssl(), CertCallback, nullptr);
+}
+
+void TLSWrap::CertCbDone(const Napi::CallbackInfo& info) {
+  if (dead() || cert_cb_state_ != CertCbState::kWaiting) return;
+  if (info.Length() > 0 && info[0].IsObject()) {
+    SecureContext* sc = SecureContext::FromValue(info[0]);
+    ErrorQueueGuard guard;
+    if (SSL_set_SSL_CTX(ssl(), sc->ctx()) == nullptr) ThrowCryptoError(info.Env(), "SSL_set_SSL_CTX failed");
+    // Client certificates are checked against the chosen context's CAs.
+    SSL_set1_verify_cert_store(ssl(), SSL_CTX_get_cert_store(sc->ctx()));
+    STACK_OF(X509_NAME)* names = SSL_CTX_get_client_CA_list(sc->ctx());
+    if (names != nullptr) SSL_set_client_CA_list(ssl(), SSL_dup_CA_list(names));
+    sni_context_ = Napi::Persistent(info[0].As<Napi::Object>());
+  }
+  cert_cb_state_ = CertCbState::kDone;
+  Cycle();
+}
+
+Napi::Value TLSWrap::Renegotiate(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (dead()) return Napi::Boolean::New(env, false);
+  {
+    ErrorQueueGuard guard;
+    if (SSL_renegotiate(ssl()) != 1) {
+      unsigned long err = ERR_peek_error();
+      throw TlsError(env, err, "renegotiation failed");
+    }
+  }
+  kick_handshake_ = true;
+  Cycle();
+  return Napi::Boolean::New(env, true);
+}
+
+Napi::Value TLSWrap::NewSessionTicket(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (dead() || !is_server_) return Napi::Boolean::New(env, false);
+  bool ok;
+  {
+    ErrorQueueGuard guard;
+    ok = SSL_new_session_ticket(ssl()) == 1;
+  }
+  if (ok) {
+    kick_handshake_ = true;
+    Cycle();
+  }
+  return Napi::Boolean::New(env, ok);
+}
+
+// ---- The engine ----
+
+void TLSWrap::Cycle() {
+  if (dead() || !started_) return;
+  if (cycling_) {
+    // Reentered from JS we called (a write from a 'data' handler, say): the
+    // outer cycle picks the new work up before it returns, keeping order.
+    cycle_again_ = true;
+    return;
+  }
+  {
+    BusyScope busy(&cycling_);
+    do {
+      cycle_again_ = false;
+      ClearOut();
+      if (dead()) break;
+      ClearIn();
+      if (dead()) break;
+      if (shutdown_ && !shutdown_sent_ && writes_.empty() && retry_data_ == nullptr) {
+        shutdown_sent_ = true;
+        if (SSL_is_init_finished(ssl()) && !fatal_) {
+          ErrorQueueGuard guard;
+          SSL_shutdown(ssl());
+        }
+        EncOut();
+        if (dead()) break;
+        QueueEvent(EventType::kShutdown);
+        if (!Deliver(nullptr, 0, Napi::Object())) break;
+      }
+      EncOut();
+      if (dead()) break;
+      CompleteWrites();
+    } while (cycle_again_ && !dead());
+  }
+  if (destroyed_ && ssl_) Release();
+}
+
+void TLSWrap::ClearOut() {
+  // Events OpenSSL produced outside SSL_read (a ClientHello's keylog lines,
+  // a renegotiation start) come before anything read now.
+  if (!events_.empty() && !Deliver(nullptr, 0, Napi::Object())) return;
+  if (kick_handshake_) {
+    kick_handshake_ = false;
+    ErrorQueueGuard guard;
+    int ret = SSL_do_handshake(ssl());
+    if (ret <= 0) {
+      int err = SSL_get_error(ssl(), ret);
+      if (err == SSL_ERROR_SSL || err == SSL_ERROR_SYSCALL) {
+        FailWithSSLError(err);
+        Deliver(nullptr, 0, Napi::Object());
+        return;
+      }
+    }
+  }
+  while (reading_ && !read_closed_ && !dead() && cert_cb_state_ != CertCbState::kWaiting) {
+    Napi::HandleScope scope(Env());
+    Napi::Object user_buffer;
+    char* dst = clear_scratch_.get();
+    size_t cap = kMaxClearChunk;
+    if (!read_buffer_.IsEmpty()) {
+      // onread: decrypt straight into the user's buffer.
+      Napi::Value target = read_buffer_.Value();
+      if (target.IsFunction()) target = target.As<Napi::Function>().Call({});
+      if (dead()) return;
+      if (!target.IsTypedArray()) throw Napi::TypeError::New(Env(), "onread.buffer must be a Buffer or a function returning one");
+      auto view = target.As<Napi::Uint8Array>();
+      user_buffer = target.As<Napi::Object>();
+      dst = reinterpret_cast<char*>(view.Data());
+      cap = view.ByteLength();
+      if (cap == 0) throw Napi::RangeError::New(Env(), "onread.buffer must not be empty");
+    }
+
+    size_t fill = 0;
+    int err = SSL_ERROR_NONE;
+    unsigned long err_code = 0;
+    {
+      ErrorQueueGuard guard;
+      read_fill_ = 0;
+      // Everything already buffered, up to the chunk size; never wait for more.
+      while (fill < cap) {
+        int n = SSL_read(ssl(), dst + fill, ClampInt(cap - fill));
+        if (n <= 0) {
+          err = SSL_get_error(ssl(), n);
+          if (err == SSL_ERROR_SSL) err_code = ERR_peek_error();
+          break;
+        }
+        fill += static_cast<size_t>(n);
+        read_fill_ = fill;
+      }
+    }
+    bool full = fill == cap;
+    if (err == SSL_ERROR_ZERO_RETURN) {
+      read_closed_ = true;
+      QueueEvent(EventType::kEnd);
+    } else if (err == SSL_ERROR_SSL || err == SSL_ERROR_SYSCALL) {
+      // The alert OpenSSL queued goes out before JS hears of the error.
+      EncOut();
+      if (dead()) return;
+      read_closed_ = true;
+      fatal_ = true;
+      QueueEvent(EventType::kError, std::string(), err_code);
+    } else if (err == SSL_ERROR_WANT_READ && transport_eof_ && !full) {
+      // The peer closed TCP without close_notify: node:tls treats it as EOF.
+      read_closed_ = true;
+      QueueEvent(EventType::kEnd);
+    }
+    if (!Deliver(dst, fill, user_buffer)) return;
+    if (!full) return;
+  }
+}
+
+void TLSWrap::FailWithSSLError(int ssl_error) {
+  unsigned long err_code = ssl_error == SSL_ERROR_SSL ? ERR_peek_error() : 0;
+  read_closed_ = true;
+  fatal_ = true;
+  QueueEvent(EventType::kError, std::string(), err_code);
+}
+
+void TLSWrap::ClearIn() {
+  while (!writes_.empty() && established_ && !fatal_ && !transport_blocked_ && !dead()) {
+    WriteReq& req = writes_.front();
+    if (req.piece == req.pieces.size() && retry_data_ == nullptr) {
+      completed_writes_.push_back(req.id);
+      writes_.pop_front();
+      continue;
+    }
+    const char* data = retry_data_;
+    size_t len = retry_len_;
+    if (data == nullptr) {
+      const auto& piece = req.pieces[req.piece];
+      size_t rest = piece.second - req.offset;
+      if (rest >= kStageThreshold || req.piece + 1 == req.pieces.size()) {
+        // Large (or alone): encrypt in place from the JS buffer, in slices.
+        data = piece.first + req.offset;
+        len = std::min(rest, kWriteSlice);
+      } else {
+        // Small chunks share one staging block, so they share records too.
+        staging_.clear();
+        size_t p = req.piece;
+        size_t off = req.offset;
+        while (p < req.pieces.size() && staging_.size() < kWriteSlice) {
+          const auto& next = req.pieces[p];
+          size_t avail = next.second - off;
+          if (avail >= kStageThreshold && !staging_.empty()) break;
+          size_t take = std::min(avail, kWriteSlice - staging_.size());
+          staging_.insert(staging_.end(), next.first + off, next.first + off + take);
+          off += take;
+          if (off == next.second) {
+            p++;
+            off = 0;
+          }
+        }
+        data = staging_.data();
+        len = staging_.size();
+      }
+    }
+
+    int ret;
+    int err = SSL_ERROR_NONE;
+    unsigned long err_code = 0;
+    {
+      ErrorQueueGuard guard;
+      ret = SSL_write(ssl(), data, ClampInt(len));
+      if (ret <= 0) {
+        err = SSL_get_error(ssl(), ret);
+        if (err == SSL_ERROR_SSL) err_code = ERR_peek_error();
+      }
+    }
+    if (ret <= 0) {
+      if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+        // Mid-renegotiation: the same bytes must be offered again later.
+        retry_data_ = data;
+        retry_len_ = len;
+        return;
+      }
+      EncOut();
+      if (dead()) return;
+      fatal_ = true;
+      read_closed_ = true;
+      QueueEvent(EventType::kError, std::string(), err_code);
+      Deliver(nullptr, 0, Napi::Object());
+      return;
+    }
+    retry_data_ = nullptr;
+    retry_len_ = 0;
+    size_t done = static_cast<size_t>(ret);
+    while (done > 0) {
+      const auto& piece = req.pieces[req.piece];
+      size_t take = std::min(done, piece.second - req.offset);
+      req.offset += take;
+      done -= take;
+      if (req.offset == piece.second) {
+        req.piece++;
+        req.offset = 0;
+      }
+    }
+    // Hand this slice's ciphertext over before encrypting the next, so a big
+    // write never turns into a big ciphertext buffer.
+    EncOut();
+  }
+}
+
+void TLSWrap::EncOut() {
+  if (enc_out_.empty() || !transport_ || dead()) return;
+  if (!transport_->Write(Env(), &enc_out_)) transport_blocked_ = true;
+}
+
+void TLSWrap::CompleteWrites() {
+  if (completed_writes_.empty()) return;
+  std::vector<double> done;
+  done.swap(completed_writes_);
+  Napi::Env env = Env();
+  for (double id : done) {
+    if (dead()) return;
+    Napi::HandleScope scope(env);
+    on_write_done_.MakeCallback(Value(), {Napi::Number::New(env, id)}, *async_context_);
+  }
+}
+
+bool TLSWrap::Deliver(char* data, size_t len, Napi::Object user_buffer) {
+  std::vector<Event> events;
+  events.swap(events_);
+  read_fill_ = 0;
+  size_t pos = 0;
+  for (const Event& event : events) {
+    size_t at = std::min(event.offset, len);
+    if (at > pos) {
+      if (!DeliverData(data + pos, at - pos, user_buffer)) return false;
+      pos = at;
+    }
+    if (!DeliverEvent(event)) return false;
+  }
+  if (len > pos && !DeliverData(data + pos, len - pos, user_buffer)) return false;
+  return !dead();
+}
+
+bool TLSWrap::DeliverData(const char* data, size_t len, Napi::Object user_buffer) {
+  if (dead()) return false;
+  Napi::Env env = Env();
+  Napi::HandleScope scope(env);
+  if (!user_buffer.IsEmpty()) {
+    // onread callbacks see their bytes at the start of the buffer; an event
+    // that split the burst leaves the rest further in, so move it down.
+    char* base = reinterpret_cast<char*>(user_buffer.As<Napi::Uint8Array>().Data());
+    if (data != base) std::memmove(base, data, len);
+    on_data_.MakeCallback(Value(), {user_buffer, Napi::Number::New(env, static_cast<double>(len))},
+                          *async_context_);
+  } else {
+    on_data_.MakeCallback(Value(), {Napi::Buffer<char>::Copy(env, data, len)}, *async_context_);
+  }
+  return !dead();
+}
+
+bool TLSWrap::DeliverEvent(const Event& event) {
+  if (dead()) return false;
+  Napi::Env env = Env();
+  Napi::HandleScope scope(env);
+  Napi::Value arg = env.Undefined();
+  switch (event.type) {
+    case EventType::kSession:
+    case EventType::kKeylog:
+      arg = Napi::Buffer<char>::Copy(env, event.payload.data(), event.payload.size());
+      break;
+    case EventType::kCertCb:
+      arg = Napi::String::New(env, event.payload);
+      break;
+    case EventType::kError:
+      arg = TlsError(env, event.error, "TLS connection failed").Value();
+      break;
+    default:
+      break;
+  }
+  on_event_.MakeCallback(Value(), {Napi::Number::New(env, static_cast<int>(event.type)), arg},
+                         *async_context_);
+  return !dead();
+}
+
+}  // namespace tlswrap

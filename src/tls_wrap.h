@@ -1,0 +1,180 @@
+// One TLS connection: the SSL*, its ciphertext buffers, the read path
+// (coalesced ClearOut), the write path (grouped, sliced ClearIn), the ordered
+// output queue, and the lifetime rules. Names mirror Node's TLSWrap where the
+// role is the same: ClearOut decrypts, ClearIn encrypts, EncOut flushes
+// ciphertext to the transport.
+#ifndef TLSWRAP_TLS_WRAP_H_
+#define TLSWRAP_TLS_WRAP_H_
+
+#include <napi.h>
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cipher_buffer.h"
+#include "openssl_ptr.h"
+#include "transport.h"
+
+namespace tlswrap {
+
+class TLSWrap : public Napi::ObjectWrap<TLSWrap> {
+ public:
+  // Plaintext handed to JS at once is at most this much.
+  static constexpr size_t kMaxClearChunk = 64 * 1024;
+  // Plaintext given to one SSL_write: bounds the ciphertext produced before
+  // the transport has a chance to push back.
+  static constexpr size_t kWriteSlice = 256 * 1024;
+  // Chunks of a writev smaller than this are staged into one block so they
+  // share records; larger ones are encrypted where they are.
+  static constexpr size_t kStageThreshold = 16 * 1024;
+
+  static Napi::Function Init(Napi::Env env);
+  // Installs the OpenSSL callbacks every SSL_CTX needs to reach its TLSWrap.
+  static void ConfigureContext(SSL_CTX* ctx);
+
+  explicit TLSWrap(const Napi::CallbackInfo& info);
+  ~TLSWrap() override;
+
+ private:
+  // What OpenSSL produced between plaintext bytes. Each is stamped with the
+  // number of plaintext bytes decrypted before it, so delivery keeps wire order.
+  enum class EventType : int {
+    kHandshakeStart = 1,
+    kHandshakeDone = 2,
+    kSession = 3,
+    kKeylog = 4,
+    kCertCb = 5,
+    kEnd = 6,
+    kError = 7,
+    kShutdown = 8,  // close_notify (if any) handed over: end the transport
+  };
+  struct Event {
+    EventType type;
+    size_t offset;
+    std::string payload;
+    unsigned long error = 0;
+  };
+  struct WriteReq {
+    Napi::ObjectReference chunks;  // keeps the JS buffers alive while we read them
+    std::vector<std::pair<const char*, size_t>> pieces;
+    size_t piece = 0;   // next piece to encrypt
+    size_t offset = 0;  // bytes of that piece already encrypted
+    double id;
+  };
+  enum class CertCbState { kNone, kWaiting, kDone };
+
+  // OpenSSL callbacks (informative ones only queue events).
+  static void InfoCallback(const SSL* ssl, int where, int ret);
+  static int NewSessionCallback(SSL* ssl, SSL_SESSION* session);
+  static void KeylogCallback(const SSL* ssl, const char* line);
+  static int AlpnSelectCallback(SSL* ssl, const unsigned char** out, unsigned char* outlen,
+                                const unsigned char* in, unsigned int inlen, void* arg);
+  static int CertCallback(SSL* ssl, void* arg);
+  static int VerifyCallback(int preverify_ok, X509_STORE_CTX* ctx);
+  static TLSWrap* FromSSL(const SSL* ssl);
+
+  // JS methods.
+  void SetCallbacks(const Napi::CallbackInfo& info);
+  void Start(const Napi::CallbackInfo& info);
+  void Receive(const Napi::CallbackInfo& info);
+  void ReceiveEOF(const Napi::CallbackInfo& info);
+  void TransportDrained(const Napi::CallbackInfo& info);
+  void Writev(const Napi::CallbackInfo& info);
+  void Shutdown(const Napi::CallbackInfo& info);
+  void Destroy(const Napi::CallbackInfo& info);
+  void ReadStart(const Napi::CallbackInfo& info);
+  void ReadStop(const Napi::CallbackInfo& info);
+  void SetReadBuffer(const Napi::CallbackInfo& info);
+  void SetServername(const Napi::CallbackInfo& info);
+  void SetSession(const Napi::CallbackInfo& info);
+  void SetALPNProtocols(const Napi::CallbackInfo& info);
+  void SetVerifyMode(const Napi::CallbackInfo& info);
+  void EnableKeylog(const Napi::CallbackInfo& info);
+  void EnableCertCb(const Napi::CallbackInfo& info);
+  void CertCbDone(const Napi::CallbackInfo& info);
+  Napi::Value Renegotiate(const Napi::CallbackInfo& info);
+  Napi::Value NewSessionTicket(const Napi::CallbackInfo& info);
+  Napi::Value SetMaxSendFragment(const Napi::CallbackInfo& info);
+  Napi::Value VerifyError(const Napi::CallbackInfo& info);
+  Napi::Value GetPeerCertChain(const Napi::CallbackInfo& info);
+  Napi::Value GetCertificate(const Napi::CallbackInfo& info);
+  Napi::Value GetCipher(const Napi::CallbackInfo& info);
+  Napi::Value GetProtocol(const Napi::CallbackInfo& info);
+  Napi::Value GetSession(const Napi::CallbackInfo& info);
+  Napi::Value IsSessionReused(const Napi::CallbackInfo& info);
+  Napi::Value GetFinished(const Napi::CallbackInfo& info);
+  Napi::Value GetPeerFinished(const Napi::CallbackInfo& info);
+  Napi::Value GetALPNProtocol(const Napi::CallbackInfo& info);
+  Napi::Value GetServername(const Napi::CallbackInfo& info);
+  Napi::Value ExportKeyingMaterial(const Napi::CallbackInfo& info);
+  Napi::Value GetEphemeralKeyInfo(const Napi::CallbackInfo& info);
+  Napi::Value GetSharedSigalgs(const Napi::CallbackInfo& info);
+  Napi::Value IsInitFinished(const Napi::CallbackInfo& info);
+
+  // The engine.
+  void Cycle();
+  void ClearOut();
+  void ClearIn();
+  void EncOut();
+  void QueueEvent(EventType type, std::string payload = std::string(), unsigned long error = 0);
+  void FailWithSSLError(int ssl_error);
+  // Hands `len` decrypted bytes at `data` and the queued events to JS, in
+  // wire order. Returns false if the connection was destroyed meanwhile.
+  bool Deliver(char* data, size_t len, Napi::Object user_buffer);
+  bool DeliverEvent(const Event& event);
+  bool DeliverData(const char* data, size_t len, Napi::Object user_buffer);
+  void CompleteWrites();
+  bool dead() const { return destroyed_ || !ssl_; }
+  void Release();
+  static void CleanupHook(void* arg);
+  SSL* ssl() const { return ssl_.get(); }
+
+  SslPtr ssl_;
+  bool is_server_;
+  Napi::ObjectReference context_;      // the SecureContext the SSL_CTX belongs to
+  Napi::ObjectReference sni_context_;  // one chosen by SNI, kept alive likewise
+  CipherBuffer enc_in_;
+  CipherBuffer enc_out_;
+  std::unique_ptr<Transport> transport_;
+  std::unique_ptr<Napi::AsyncContext> async_context_;
+  Napi::FunctionReference on_data_;
+  Napi::FunctionReference on_event_;
+  Napi::FunctionReference on_write_done_;
+  Napi::ObjectReference read_buffer_;  // onread: a Buffer, or a function returning one
+
+  std::unique_ptr<char[]> clear_scratch_;
+  size_t read_fill_ = 0;  // plaintext bytes in the current chunk: the stamp for events
+  std::vector<Event> events_;
+
+  std::deque<WriteReq> writes_;
+  std::vector<double> completed_writes_;
+  std::vector<char> staging_;
+  const char* retry_data_ = nullptr;  // a slice SSL_write must be given again
+  size_t retry_len_ = 0;
+
+  std::vector<unsigned char> alpn_protos_;  // server: our preference list, wire format
+  CertCbState cert_cb_state_ = CertCbState::kNone;
+
+  bool started_ = false;
+  bool established_ = false;
+  bool reading_ = true;
+  bool read_closed_ = false;  // close_notify seen, EOF or a fatal error delivered
+  bool transport_eof_ = false;
+  bool transport_blocked_ = false;
+  bool shutdown_ = false;
+  bool keylog_ = false;
+  bool destroyed_ = false;
+  bool cycling_ = false;  // the engine is on the stack: destroy() is deferred
+  bool cycle_again_ = false;
+  bool self_ref_ = false;
+  bool cleanup_hook_ = false;
+  bool fatal_ = false;
+  bool shutdown_sent_ = false;
+  bool kick_handshake_ = false;
+};
+
+}  // namespace tlswrap
+
+#endif  // TLSWRAP_TLS_WRAP_H_

@@ -1,0 +1,319 @@
+// TLSWrap's class definition and the read-only views of a connection
+// (certificates, cipher, session, keying material) plus per-connection setup.
+#include <openssl/ec.h>
+#include <openssl/objects.h>
+
+#include "addon.h"
+#include "errors.h"
+#include "tls_wrap.h"
+
+namespace tlswrap {
+
+Napi::Function TLSWrap::Init(Napi::Env env) {
+  return DefineClass(
+      env, "TLSWrap",
+      {
+          InstanceMethod<&TLSWrap::SetCallbacks>("setCallbacks"),
+          InstanceMethod<&TLSWrap::Start>("start"),
+          InstanceMethod<&TLSWrap::Receive>("receive"),
+          InstanceMethod<&TLSWrap::ReceiveEOF>("receiveEOF"),
+          InstanceMethod<&TLSWrap::TransportDrained>("transportDrained"),
+          InstanceMethod<&TLSWrap::Writev>("writev"),
+          InstanceMethod<&TLSWrap::Shutdown>("shutdown"),
+          InstanceMethod<&TLSWrap::Destroy>("destroy"),
+          InstanceMethod<&TLSWrap::ReadStart>("readStart"),
+          InstanceMethod<&TLSWrap::ReadStop>("readStop"),
+          InstanceMethod<&TLSWrap::SetReadBuffer>("setReadBuffer"),
+          InstanceMethod<&TLSWrap::SetServername>("setServername"),
+          InstanceMethod<&TLSWrap::SetSession>("setSession"),
+          InstanceMethod<&TLSWrap::SetALPNProtocols>("setALPNProtocols"),
+          InstanceMethod<&TLSWrap::SetVerifyMode>("setVerifyMode"),
+          InstanceMethod<&TLSWrap::EnableKeylog>("enableKeylog"),
+          InstanceMethod<&TLSWrap::EnableCertCb>("enableCertCb"),
+          InstanceMethod<&TLSWrap::CertCbDone>("certCbDone"),
+          InstanceMethod<&TLSWrap::Renegotiate>("renegotiate"),
+          InstanceMethod<&TLSWrap::NewSessionTicket>("newSessionTicket"),
+          InstanceMethod<&TLSWrap::SetMaxSendFragment>("setMaxSendFragment"),
+          InstanceMethod<&TLSWrap::VerifyError>("verifyError"),
+          InstanceMethod<&TLSWrap::GetPeerCertChain>("getPeerCertChain"),
+          InstanceMethod<&TLSWrap::GetCertificate>("getCertificate"),
+          InstanceMethod<&TLSWrap::GetCipher>("getCipher"),
+          InstanceMethod<&TLSWrap::GetProtocol>("getProtocol"),
+          InstanceMethod<&TLSWrap::GetSession>("getSession"),
+          InstanceMethod<&TLSWrap::IsSessionReused>("isSessionReused"),
+          InstanceMethod<&TLSWrap::GetFinished>("getFinished"),
+          InstanceMethod<&TLSWrap::GetPeerFinished>("getPeerFinished"),
+          InstanceMethod<&TLSWrap::GetALPNProtocol>("getALPNProtocol"),
+          InstanceMethod<&TLSWrap::GetServername>("getServername"),
+          InstanceMethod<&TLSWrap::ExportKeyingMaterial>("exportKeyingMaterial"),
+          InstanceMethod<&TLSWrap::GetEphemeralKeyInfo>("getEphemeralKeyInfo"),
+          InstanceMethod<&TLSWrap::GetSharedSigalgs>("getSharedSigalgs"),
+          InstanceMethod<&TLSWrap::IsInitFinished>("isInitFinished"),
+      });
+}
+
+void TLSWrap::SetServername(const Napi::CallbackInfo& info) {
+  if (dead() || is_server_) return;
+  std::string name = info[0].ToString().Utf8Value();
+  ErrorQueueGuard guard;
+  SSL_set_tlsext_host_name(ssl(), name.c_str());
+}
+
+void TLSWrap::SetSession(const Napi::CallbackInfo& info) {
+  if (dead()) return;
+  auto buf = info[0].As<Napi::Buffer<unsigned char>>();
+  const unsigned char* p = buf.Data();
+  ErrorQueueGuard guard;
+  SslSessionPtr session(d2i_SSL_SESSION(nullptr, &p, static_cast<long>(buf.Length())));
+  if (!session) ThrowCodedError(info.Env(), "ERR_TLS_INVALID_SESSION", "Bad session");
+  if (SSL_set_session(ssl(), session.get()) != 1) ThrowCryptoError(info.Env(), "SSL_set_session failed");
+}
+
+void TLSWrap::SetALPNProtocols(const Napi::CallbackInfo& info) {
+  if (dead()) return;
+  auto buf = info[0].As<Napi::Buffer<unsigned char>>();
+  if (is_server_) {
+    alpn_protos_.assign(buf.Data(), buf.Data() + buf.Length());
+  } else {
+    ErrorQueueGuard guard;
+    SSL_set_alpn_protos(ssl(), buf.Data(), static_cast<unsigned int>(buf.Length()));
+  }
+}
+
+void TLSWrap::SetVerifyMode(const Napi::CallbackInfo& info) {
+  if (dead()) return;
+  bool request_cert = info[0].ToBoolean().Value();
+  bool reject_unauthorized = info[1].ToBoolean().Value();
+  int mode = SSL_VERIFY_PEER;
+  if (is_server_) {
+    mode = request_cert ? SSL_VERIFY_PEER : SSL_VERIFY_NONE;
+    if (request_cert && reject_unauthorized) mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
+  }
+  SSL_set_verify(ssl(), mode, VerifyCallback);
+}
+
+Napi::Value TLSWrap::SetMaxSendFragment(const Napi::CallbackInfo& info) {
+  if (dead()) return Napi::Boolean::New(info.Env(), false);
+  ErrorQueueGuard guard;
+  long size = info[0].As<Napi::Number>().Int64Value();
+  return Napi::Boolean::New(info.Env(), SSL_set_max_send_fragment(ssl(), size) == 1);
+}
+
+Napi::Value TLSWrap::VerifyError(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (dead()) return env.Null();
+  X509* peer = SSL_get0_peer_certificate(ssl());
+  // No certificate at all is reported the way node:tls reports it.
+  long result = peer != nullptr ? SSL_get_verify_result(ssl()) : X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT;
+  if (result == X509_V_OK) return env.Null();
+  Napi::Error err = Napi::Error::New(env, X509_verify_cert_error_string(result));
+  err.Value().Set("code", VerifyErrorCode(result));
+  return err.Value();
+}
+
+Napi::Value TLSWrap::GetPeerCertChain(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Array out = Napi::Array::New(env);
+  if (dead()) return out;
+  X509* leaf = SSL_get0_peer_certificate(ssl());
+  if (leaf == nullptr) return out;
+  // Prefer the chain as verified (it ends at the trusted root); fall back to
+  // what the peer sent. A server's view of the peer chain lacks the leaf.
+  STACK_OF(X509)* chain = nullptr;
+  if (SSL_get_verify_result(ssl()) == X509_V_OK) chain = SSL_get0_verified_chain(ssl());
+  uint32_t i = 0;
+  if (chain == nullptr || sk_X509_num(chain) == 0) {
+    chain = SSL_get_peer_cert_chain(ssl());
+    if (is_server_ || chain == nullptr || sk_X509_num(chain) == 0 ||
+        X509_cmp(sk_X509_value(chain, 0), leaf) != 0) {
+      out.Set(i++, DerOf(env, leaf));
+    }
+  }
+  for (int k = 0; chain != nullptr && k < sk_X509_num(chain); k++) {
+    out.Set(i++, DerOf(env, sk_X509_value(chain, k)));
+  }
+  return out;
+}
+
+Napi::Value TLSWrap::GetCertificate(const Napi::CallbackInfo& info) {
+  if (dead()) return info.Env().Undefined();
+  X509* cert = SSL_get_certificate(ssl());
+  if (cert == nullptr) return info.Env().Undefined();
+  return DerOf(info.Env(), cert);
+}
+
+Napi::Value TLSWrap::GetCipher(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (dead()) return env.Undefined();
+  const SSL_CIPHER* cipher = SSL_get_current_cipher(ssl());
+  if (cipher == nullptr) return env.Undefined();
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("name", SSL_CIPHER_get_name(cipher));
+  out.Set("standardName", SSL_CIPHER_standard_name(cipher));
+  out.Set("version", SSL_CIPHER_get_version(cipher));
+  return out;
+}
+
+Napi::Value TLSWrap::GetProtocol(const Napi::CallbackInfo& info) {
+  if (dead()) return info.Env().Null();
+  return Napi::String::New(info.Env(), SSL_get_version(ssl()));
+}
+
+Napi::Value TLSWrap::GetSession(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (dead()) return env.Undefined();
+  SSL_SESSION* session = SSL_get_session(ssl());
+  if (session == nullptr) return env.Undefined();
+  int len = i2d_SSL_SESSION(session, nullptr);
+  if (len <= 0) return env.Undefined();
+  auto out = Napi::Buffer<unsigned char>::New(env, static_cast<size_t>(len));
+  unsigned char* p = out.Data();
+  i2d_SSL_SESSION(session, &p);
+  return out;
+}
+
+Napi::Value TLSWrap::IsSessionReused(const Napi::CallbackInfo& info) {
+  return Napi::Boolean::New(info.Env(), !dead() && SSL_session_reused(ssl()) == 1);
+}
+
+namespace {
+
+template <size_t (*Get)(const SSL*, void*, size_t)>
+Napi::Value FinishedMessage(Napi::Env env, SSL* ssl) {
+  if (ssl == nullptr) return env.Undefined();
+  char probe[1];
+  size_t len = Get(ssl, probe, 0);
+  if (len == 0) return env.Undefined();
+  auto out = Napi::Buffer<char>::New(env, len);
+  Get(ssl, out.Data(), len);
+  return out;
+}
+
+}  // namespace
+
+Napi::Value TLSWrap::GetFinished(const Napi::CallbackInfo& info) {
+  return FinishedMessage<SSL_get_finished>(info.Env(), ssl());
+}
+
+Napi::Value TLSWrap::GetPeerFinished(const Napi::CallbackInfo& info) {
+  return FinishedMessage<SSL_get_peer_finished>(info.Env(), ssl());
+}
+
+Napi::Value TLSWrap::GetALPNProtocol(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (dead()) return Napi::Boolean::New(env, false);
+  const unsigned char* data = nullptr;
+  unsigned int len = 0;
+  SSL_get0_alpn_selected(ssl(), &data, &len);
+  if (data == nullptr || len == 0) return Napi::Boolean::New(env, false);
+  return Napi::String::New(env, reinterpret_cast<const char*>(data), len);
+}
+
+Napi::Value TLSWrap::GetServername(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (dead()) return Napi::Boolean::New(env, false);
+  const char* name = SSL_get_servername(ssl(), TLSEXT_NAMETYPE_host_name);
+  if (name == nullptr) return Napi::Boolean::New(env, false);
+  return Napi::String::New(env, name);
+}
+
+Napi::Value TLSWrap::ExportKeyingMaterial(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (dead()) ThrowCodedError(env, "ERR_SOCKET_CLOSED", "Socket is closed");
+  size_t len = info[0].As<Napi::Number>().Uint32Value();
+  std::string label = info[1].ToString().Utf8Value();
+  bool use_context = info.Length() > 2 && info[2].IsBuffer();
+  std::string context;
+  if (use_context) {
+    auto buf = info[2].As<Napi::Buffer<char>>();
+    context.assign(buf.Data(), buf.Length());
+  }
+  auto out = Napi::Buffer<unsigned char>::New(env, len);
+  ErrorQueueGuard guard;
+  if (SSL_export_keying_material(ssl(), out.Data(), len, label.data(), label.size(),
+                                 reinterpret_cast<const unsigned char*>(context.data()),
+                                 context.size(), use_context ? 1 : 0) != 1) {
+    ThrowCryptoError(env, "Key export failed");
+  }
+  return out;
+}
+
+Napi::Value TLSWrap::GetEphemeralKeyInfo(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (dead() || is_server_) return env.Null();
+  Napi::Object out = Napi::Object::New(env);
+  EVP_PKEY* key = nullptr;
+  if (SSL_get_peer_tmp_key(ssl(), &key) != 1 || key == nullptr) return out;
+  EvpPkeyPtr owned(key);
+  int id = EVP_PKEY_id(key);
+  if (id == EVP_PKEY_DH) {
+    out.Set("type", "DH");
+    out.Set("size", EVP_PKEY_bits(key));
+  } else if (id == EVP_PKEY_EC || id == EVP_PKEY_X25519 || id == EVP_PKEY_X448) {
+    out.Set("type", "ECDH");
+    const char* name = nullptr;
+    if (id == EVP_PKEY_EC) {
+      char group[80];
+      size_t glen = 0;
+      if (EVP_PKEY_get_utf8_string_param(key, "group", group, sizeof(group), &glen) == 1) {
+        int nid = OBJ_txt2nid(group);
+        name = nid != NID_undef ? OBJ_nid2sn(nid) : nullptr;
+        if (name == nullptr) out.Set("name", std::string(group, glen));
+      }
+    } else {
+      name = OBJ_nid2sn(id);
+    }
+    if (name != nullptr) out.Set("name", name);
+    out.Set("size", EVP_PKEY_bits(key));
+  }
+  return out;
+}
+
+Napi::Value TLSWrap::GetSharedSigalgs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Array out = Napi::Array::New(env);
+  if (dead()) return out;
+  int count = SSL_get_shared_sigalgs(ssl(), 0, nullptr, nullptr, nullptr, nullptr, nullptr);
+  for (int i = 0; i < count; i++) {
+    int sign = 0;
+    int hash = 0;
+    SSL_get_shared_sigalgs(ssl(), i, &sign, &hash, nullptr, nullptr, nullptr);
+    std::string name;
+    switch (sign) {
+      case EVP_PKEY_RSA:
+        name = "RSA";
+        break;
+      case EVP_PKEY_RSA_PSS:
+        name = "RSA-PSS";
+        break;
+      case EVP_PKEY_DSA:
+        name = "DSA";
+        break;
+      case EVP_PKEY_EC:
+        name = "ECDSA";
+        break;
+      case NID_ED25519:
+        name = "Ed25519";
+        break;
+      case NID_ED448:
+        name = "Ed448";
+        break;
+      default: {
+        const char* sn = OBJ_nid2sn(sign);
+        name = sn != nullptr ? sn : "UNDEF";
+      }
+    }
+    if (hash != NID_undef) {
+      const char* hn = OBJ_nid2sn(hash);
+      if (hn != nullptr) name += std::string("+") + hn;
+    }
+    out.Set(static_cast<uint32_t>(i), name);
+  }
+  return out;
+}
+
+Napi::Value TLSWrap::IsInitFinished(const Napi::CallbackInfo& info) {
+  return Napi::Boolean::New(info.Env(), !dead() && SSL_is_init_finished(ssl()) == 1);
+}
+
+}  // namespace tlswrap

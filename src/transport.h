@@ -1,0 +1,24 @@
+// The seam between the TLS engine and whatever carries its ciphertext. The
+// engine feeds a transport ciphertext and is fed by it; it never knows
+// whether that is a JS Duplex or (later) a native TCP handle.
+#ifndef TLSWRAP_TRANSPORT_H_
+#define TLSWRAP_TRANSPORT_H_
+
+#include <napi.h>
+
+#include "cipher_buffer.h"
+
+namespace tlswrap {
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  // Takes all of `out` (leaving it empty). Returns false when the transport
+  // would rather not be given more until it reports a drain.
+  virtual bool Write(Napi::Env env, CipherBuffer* out) = 0;
+};
+
+}  // namespace tlswrap
+
+#endif  // TLSWRAP_TRANSPORT_H_

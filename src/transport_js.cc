@@ -1,0 +1,21 @@
+#include "transport_js.h"
+
+namespace tlswrap {
+
+JsTransport::JsTransport(Napi::Object receiver, Napi::Function write,
+                         napi_async_context async_context)
+    : receiver_(Napi::Weak(receiver)), write_(Napi::Persistent(write)),
+      async_context_(async_context) {}
+
+bool JsTransport::Write(Napi::Env env, CipherBuffer* out) {
+  Napi::HandleScope scope(env);
+  // One Buffer per flush; the engine gathers all the records it has before
+  // calling here, so a flush is one write() on the Duplex.
+  Napi::Buffer<char> chunk = Napi::Buffer<char>::New(env, out->size());
+  out->CopyTo(chunk.Data());
+  out->Clear();
+  Napi::Value more = write_.MakeCallback(receiver_.Value(), {chunk}, async_context_);
+  return !more.IsBoolean() || more.As<Napi::Boolean>().Value();
+}
+
+}  // namespace tlswrap

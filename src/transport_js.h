@@ -1,0 +1,28 @@
+// The generic transport: ciphertext goes out through a JS function (which
+// writes it to any Duplex) and comes in through TLSWrap.receive().
+#ifndef TLSWRAP_TRANSPORT_JS_H_
+#define TLSWRAP_TRANSPORT_JS_H_
+
+#include <napi.h>
+
+#include "transport.h"
+
+namespace tlswrap {
+
+class JsTransport : public Transport {
+ public:
+  // `write` is called as write.call(receiver, buffer) and returns the
+  // underlying stream's write() result.
+  JsTransport(Napi::Object receiver, Napi::Function write, napi_async_context async_context);
+
+  bool Write(Napi::Env env, CipherBuffer* out) override;
+
+ private:
+  Napi::ObjectReference receiver_;
+  Napi::FunctionReference write_;
+  napi_async_context async_context_;
+};
+
+}  // namespace tlswrap
+
+#endif  // TLSWRAP_TRANSPORT_JS_H_

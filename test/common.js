@@ -1,0 +1,108 @@
+'use strict';
+
+// Shared test plumbing: fixtures, the implementation under test, and small
+// promise helpers. Every server listens on loopback, port 0.
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { once } = require('node:events');
+
+const fixturesDir = path.join(__dirname, 'fixtures');
+const fixture = (name) => fs.readFileSync(path.join(fixturesDir, name));
+
+const fixtures = {
+  ca: fixture('ca-cert.pem'),
+  serverKey: fixture('server-key.pem'),
+  serverCert: fixture('server-cert.pem'),
+  serverKeyEncrypted: fixture('server-key-encrypted.pem'),
+  serverPfx: fixture('server.pfx'),
+  otherKey: fixture('other-key.pem'),
+  otherCert: fixture('other-cert.pem'),
+  clientKey: fixture('client-key.pem'),
+  clientCert: fixture('client-cert.pem'),
+  selfSignedKey: fixture('selfsigned-key.pem'),
+  selfSignedCert: fixture('selfsigned-cert.pem'),
+  passphrase: 'sesame',
+};
+
+// TLSWRAP_TEST_BUILTIN=1 runs the suite against node:tls itself: a way to
+// check that a test asserts what node:tls users rely on (and, for the
+// coalescing tests, that it fails where tlswrap's difference is missing).
+const builtin = !!process.env.TLSWRAP_TEST_BUILTIN;
+const tlswrap = builtin ? require('node:tls') : require('..');
+
+function serverOptions(extra) {
+  return { key: fixtures.serverKey, cert: fixtures.serverCert, ...extra };
+}
+
+function clientOptions(port, extra) {
+  return { host: '127.0.0.1', port, ca: fixtures.ca, servername: 'localhost', ...extra };
+}
+
+// Starts `server` on 127.0.0.1 and resolves with its port.
+async function listen(server) {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return server.address().port;
+}
+
+function closeServer(server) {
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+module.exports = { builtin, fixtures, fixture, tlswrap, serverOptions, clientOptions, listen, closeServer };
+
+// --- TLS record proxy (appended for the record-level tests) ---
+// A TCP proxy on 127.0.0.1 in front of 127.0.0.1:targetPort that cuts each
+// direction into TLS records (5-byte header: type, version, length) and hands
+// every complete record to onRecord(direction, record), direction being
+// 'toServer' or 'toClient'. onRecord may return a replacement Buffer (to
+// corrupt a record) or nothing (pass it on). All complete records of one
+// incoming chunk are forwarded in one write, so a burst stays a burst.
+// Resolves with { port, close() }; close() destroys every proxied socket.
+async function startRecordProxy(targetPort, onRecord = () => {}) {
+  const net = require('node:net');
+  const sockets = new Set();
+  const pipe = (from, to, direction) => {
+    let pending = Buffer.alloc(0);
+    from.on('data', (chunk) => {
+      pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+      const out = [];
+      while (pending.length >= 5) {
+        const size = 5 + pending.readUInt16BE(3);
+        if (pending.length < size) break;
+        const record = Buffer.from(pending.subarray(0, size));
+        pending = pending.subarray(size);
+        out.push(onRecord(direction, record) || record);
+      }
+      if (out.length) to.write(Buffer.concat(out));
+    });
+    from.on('end', () => to.end());
+  };
+  // Half-open on both legs, so a FIN is passed on as a FIN and the other
+  // direction keeps flowing; a reset or error tears both legs down.
+  const server = net.createServer({ allowHalfOpen: true }, (client) => {
+    const upstream = net.connect({ port: targetPort, host: '127.0.0.1', allowHalfOpen: true });
+    for (const [s, other] of [[client, upstream], [upstream, client]]) {
+      sockets.add(s);
+      s.on('error', () => other.destroy());
+      s.on('close', () => sockets.delete(s));
+    }
+    pipe(client, upstream, 'toServer');
+    pipe(upstream, client, 'toClient');
+  });
+  const port = await listen(server);
+  return {
+    port,
+    close() {
+      for (const s of sockets) s.destroy();
+      return closeServer(server);
+    },
+  };
+}
+
+// TLS record content types, as they appear in the record header's first byte.
+const RecordType = { changeCipherSpec: 20, alert: 21, handshake: 22, applicationData: 23 };
+
+module.exports.startRecordProxy = startRecordProxy;
+module.exports.RecordType = RecordType;

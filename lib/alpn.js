@@ -3,10 +3,14 @@
 // ALPN protocol lists: what users pass (an array of strings or Buffers, or a
 // wire-format buffer) to the length-prefixed wire format OpenSSL takes.
 
-const { codedError } = require('./errors');
+const { codedError, invalidArgType } = require('./errors');
 
 function toWire(protocols) {
-  const parts = protocols.map((p) => (Buffer.isBuffer(p) ? p : Buffer.from(String(p))));
+  const parts = protocols.map((p, i) => {
+    if (typeof p === 'string') return Buffer.from(p);
+    if (ArrayBuffer.isView(p)) return Buffer.from(p.buffer, p.byteOffset, p.byteLength);
+    throw invalidArgType(`protocols[${i}]`, ['string', 'Buffer', 'TypedArray', 'DataView'], p);
+  });
   for (const part of parts) {
     if (part.length > 255) {
       throw codedError(RangeError, 'ERR_OUT_OF_RANGE',
@@ -34,4 +38,15 @@ function convertALPNProtocols(protocols, out) {
   }
 }
 
-module.exports = { convertALPNProtocols };
+// The client's offer (wire format) as strings, and the offset of each.
+function parseWire(wire) {
+  const names = [];
+  const offsets = [];
+  for (let at = 0; at < wire.length; at += 1 + wire[at]) {
+    offsets.push(at);
+    names.push(wire.toString('latin1', at + 1, at + 1 + wire[at]));
+  }
+  return { names, offsets };
+}
+
+module.exports = { convertALPNProtocols, parseWire };

@@ -79,27 +79,8 @@ function connect(...args) {
   };
   const context = options.secureContext || createSecureContext(options);
 
-  let transport = options.socket;
-  if (!transport) {
-    transport = net.connect({
-      path: options.path,
-      port: options.port,
-      host: options.host,
-      family: options.family,
-      localAddress: options.localAddress,
-      localPort: options.localPort,
-      lookup: options.lookup,
-      hints: options.hints,
-      autoSelectFamily: options.autoSelectFamily,
-      autoSelectFamilyAttemptTimeout: options.autoSelectFamilyAttemptTimeout,
-      noDelay: options.noDelay,
-      keepAlive: options.keepAlive,
-      keepAliveInitialDelay: options.keepAliveInitialDelay,
-      allowHalfOpen: options.allowHalfOpen,
-    });
-  }
-
-  const socket = new TLSSocket(transport, {
+  // The TLS socket first: bad options throw before any connection is made.
+  const socket = new TLSSocket(null, {
     isServer: false,
     secureContext: context,
     rejectUnauthorized: options.rejectUnauthorized !== false,
@@ -110,6 +91,23 @@ function connect(...args) {
     highWaterMark: options.highWaterMark,
     allowHalfOpen: options.allowHalfOpen,
   });
+  const transport = options.socket || net.connect({
+    path: options.path,
+    port: options.port,
+    host: options.host,
+    family: options.family,
+    localAddress: options.localAddress,
+    localPort: options.localPort,
+    lookup: options.lookup,
+    hints: options.hints,
+    autoSelectFamily: options.autoSelectFamily,
+    autoSelectFamilyAttemptTimeout: options.autoSelectFamilyAttemptTimeout,
+    noDelay: options.noDelay,
+    keepAlive: options.keepAlive,
+    keepAliveInitialDelay: options.keepAliveInitialDelay,
+    allowHalfOpen: options.allowHalfOpen,
+  });
+  socket._attach(transport);
   socket._connectOptions = options;
   if (options.timeout) socket.setTimeout(options.timeout);
   if (cb) socket.once('secureConnect', cb);

@@ -56,7 +56,7 @@ function toVersion(which, value, fallback) {
   const v = protocolVersions[value];
   if (v === undefined) {
     throw codedError(TypeError, 'ERR_TLS_INVALID_PROTOCOL_VERSION',
-                     `${value} is not a valid ${which} TLS protocol version`);
+                     `"${value}" is not a valid ${which} TLS protocol version`);
   }
   return v;
 }
@@ -188,7 +188,8 @@ function configure(sc, options) {
   }
   if (ticketKeys !== undefined) {
     if (!Buffer.isBuffer(ticketKeys) || ticketKeys.length !== 48) {
-      throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE', 'Session ticket keys must be a 48-byte buffer');
+      throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE',
+                       "The property 'options.ticketKeys' must be exactly 48 bytes");
     }
     context.setTicketKeys(ticketKeys);
   }

@@ -30,4 +30,16 @@ function invalidArgType(name, expected, value) {
                     `The "${name}" ${what} must be of type ${list}.${describe(value)}`);
 }
 
-module.exports = { codedError, invalidArgType };
+function outOfRange(name, range, value) {
+  return codedError(RangeError, 'ERR_OUT_OF_RANGE',
+                    `The value of "${name}" is out of range. It must be ${range}. Received ${inspect(value)}`);
+}
+
+// node's validateInt32 / validateUint32.
+function validateInteger(value, name, min, max) {
+  if (typeof value !== 'number') throw invalidArgType(name, 'number', value);
+  if (!Number.isInteger(value)) throw outOfRange(name, 'an integer', value);
+  if (value < min || value > max) throw outOfRange(name, `>= ${min} && <= ${max}`, value);
+}
+
+module.exports = { codedError, invalidArgType, outOfRange, validateInteger };

@@ -79,6 +79,7 @@ function tlsConnectionListener(rawSocket) {
     rejectUnauthorized: server.rejectUnauthorized,
     ALPNProtocols: server.ALPNProtocols,
     SNICallback: server._SNICallback || (server._contexts.length > 0 ? defaultSNICallback : undefined),
+    ALPNCallback: server._ALPNCallback,
     highWaterMark: server._highWaterMark,
   });
   socket[kErrorEmitted] = false;
@@ -86,6 +87,9 @@ function tlsConnectionListener(rawSocket) {
   socket.on('error', onServerSocketError);
   socket.on('close', onServerSocketClose);
   if (server.listenerCount('keylog') > 0) socket.on('keylog', forwardKeylog);
+  const newSession = server.listenerCount('newSession') > 0;
+  const resumeSession = server.listenerCount('resumeSession') > 0;
+  if (newSession || resumeSession) socket._handle.enableSessionEvents(newSession, resumeSession);
   if (server._handshakeTimeout > 0) {
     socket._handshakeTimer = setTimeout(onHandshakeTimeout, server._handshakeTimeout, socket);
     socket._handshakeTimer.unref();
@@ -114,6 +118,16 @@ class Server extends net.Server {
       throw invalidArgType('options.SNICallback', 'function', options.SNICallback);
     }
     this._SNICallback = options.SNICallback;
+    if (options.ALPNCallback !== undefined) {
+      if (typeof options.ALPNCallback !== 'function') {
+        throw invalidArgType('options.ALPNCallback', 'Function', options.ALPNCallback);
+      }
+      if (options.ALPNProtocols) {
+        throw codedError(TypeError, 'ERR_TLS_ALPN_CALLBACK_WITH_PROTOCOLS',
+                         'The ALPNCallback and ALPNProtocols TLS options are mutually exclusive');
+      }
+    }
+    this._ALPNCallback = options.ALPNCallback;
     const handshakeTimeout = options.handshakeTimeout === undefined ? 120 * 1000 : options.handshakeTimeout;
     if (typeof handshakeTimeout !== 'number') {
       throw invalidArgType('options.handshakeTimeout', 'number', options.handshakeTimeout);
@@ -163,8 +177,9 @@ class Server extends net.Server {
   }
 
   setTicketKeys(keys) {
-    if (!Buffer.isBuffer(keys) || keys.length !== 48) {
-      throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE', 'Session ticket keys must be a 48-byte buffer');
+    if (!ArrayBuffer.isView(keys)) throw invalidArgType('keys', ['Buffer', 'TypedArray', 'DataView'], keys);
+    if (keys.length !== 48) {
+      throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE', "The argument 'keys' must be exactly 48 bytes");
     }
     this._sharedCreds.context.setTicketKeys(keys);
   }

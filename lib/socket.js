@@ -9,10 +9,10 @@ const { Duplex } = require('node:stream');
 const { X509Certificate } = require('node:crypto');
 const binding = require('./binding');
 const defaults = require('./defaults');
-const { convertALPNProtocols } = require('./alpn');
+const { convertALPNProtocols, parseWire } = require('./alpn');
 const { certificateObject } = require('./certificate');
 const { createSecureContext, nativeContext } = require('./context');
-const { codedError, invalidArgType } = require('./errors');
+const { codedError, invalidArgType, validateInteger } = require('./errors');
 
 // EventType in src/tls_wrap.h.
 const kHandshakeStart = 1;
@@ -23,6 +23,8 @@ const kCertCb = 5;
 const kEnd = 6;
 const kError = 7;
 const kShutdown = 8;
+const kNewSession = 9;
+const kResumeSession = 10;
 
 const kOwner = Symbol('tlswrap.owner');
 
@@ -133,9 +135,14 @@ class TLSSocket extends Duplex {
     handle.setVerifyMode(this._requestCert, this._rejectUnauthorized);
     const alpn = {};
     convertALPNProtocols(opts.ALPNProtocols, alpn);
-    if (alpn.ALPNProtocols) handle.setALPNProtocols(alpn.ALPNProtocols);
+    if (alpn.ALPNProtocols) {
+      handle.setALPNProtocols(alpn.ALPNProtocols);
+    } else if (opts.ALPNProtocols !== undefined && opts.ALPNProtocols !== null && !opts.isServer) {
+      throw invalidArgType('options.ALPNProtocols', ['Array', 'Buffer', 'TypedArray', 'DataView'], opts.ALPNProtocols);
+    }
     if (opts.isServer) {
       if (opts.SNICallback) handle.enableCertCb();
+      if (typeof opts.ALPNCallback === 'function') this._enableALPNCallback(opts.ALPNCallback);
     } else {
       if (opts.session) this.setSession(opts.session);
       if (opts.servername) this.setServername(opts.servername);
@@ -161,10 +168,33 @@ class TLSSocket extends Duplex {
     this._handle.setReadBuffer(buffer);
   }
 
+  // Runs on OpenSSL's stack (the engine needs the answer at once); answers
+  // with the offset of the chosen protocol in the client's offer.
+  _enableALPNCallback(callback) {
+    const socket = this;
+    this._handle.enableALPNCallback(function onALPN(servername, offer) {
+      const { names, offsets } = parseWire(offer);
+      const result = callback.call(socket, { servername, protocols: names });
+      if (result === undefined) return undefined;
+      const index = names.indexOf(result);
+      if (index === -1) {
+        socket.destroy(codedError(TypeError, 'ERR_TLS_ALPN_CALLBACK_INVALID_RESULT',
+                                  `ALPN callback returned a value (${result}) that did not match any of the ` +
+                                  `client's offered protocols (${names.join(', ')})`));
+        return undefined;
+      }
+      return offsets[index];
+    });
+  }
+
   _attach(transport) {
     this._transport = transport;
     this._parent = transport;
     transport[kOwner] = this;
+    // Half-close is the TLS layer's business (close_notify, then FIN once the
+    // engine has flushed): a transport that ended itself on the peer's FIN
+    // would cut off ciphertext the engine still has to send.
+    if (typeof transport.allowHalfOpen === 'boolean') transport.allowHalfOpen = true;
     transport.on('data', onTransportData);
     transport.on('end', onTransportEnd);
     transport.on('error', onTransportError);
@@ -260,6 +290,12 @@ class TLSSocket extends Duplex {
       case kShutdown:
         this._onShutdown();
         break;
+      case kNewSession:
+        this._onNewSession(arg);
+        break;
+      case kResumeSession:
+        this._onResumeSession(arg);
+        break;
       default:
         break;
     }
@@ -327,6 +363,29 @@ class TLSSocket extends Duplex {
     });
   }
 
+  // Server session cache kept by the application. node:tls holds the
+  // handshake until newSession's callback; tlswrap does not wait for it.
+  _onNewSession(payload) {
+    const idLength = payload[0];
+    const id = payload.subarray(1, 1 + idLength);
+    const data = payload.subarray(1 + idLength);
+    if (this.server) this.server.emit('newSession', id, data, () => {});
+  }
+
+  _onResumeSession(id) {
+    const handle = this._handle;
+    let called = false;
+    this.server.emit('resumeSession', id, (err, data) => {
+      if (called || this._handle !== handle) return;
+      called = true;
+      if (err) {
+        this.destroy(err);
+        return;
+      }
+      handle.loadSession(data ? Buffer.from(data) : null);
+    });
+  }
+
   _onEngineEnd() {
     if (!this._secureEstablished) {
       // The peer went away mid-handshake: node:tls reports it as a reset.
@@ -347,6 +406,10 @@ class TLSSocket extends Duplex {
       return;
     }
     this.push(null);
+    // As net.Socket does at EOF: with nothing buffered, 'end' is emitted even
+    // if nobody reads (and with onread nothing ever is), so an unread socket
+    // still half-closes and, without allowHalfOpen, closes.
+    this.read(0);
   }
 
   _onEngineError(err) {
@@ -366,12 +429,30 @@ class TLSSocket extends Duplex {
     this.destroy(err);
   }
 
+  // close_notify (if any) is with the transport: end it, and finish only once
+  // it has finished, so everything written reached the kernel before this
+  // socket can be destroyed (autoDestroy would discard what the transport
+  // still buffers).
   _onShutdown() {
     const transport = this._transport;
-    if (transport && !transport.destroyed && typeof transport.end === 'function') transport.end();
     const cb = this._finalCallback;
     this._finalCallback = null;
-    if (cb) cb();
+    if (!cb) return;
+    if (!transport || transport.destroyed || typeof transport.end !== 'function' || transport.writableFinished) {
+      process.nextTick(cb);
+      return;
+    }
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      transport.removeListener('finish', finish);
+      transport.removeListener('close', finish);
+      cb();
+    };
+    transport.once('finish', finish);
+    transport.once('close', finish);
+    if (!transport.writableEnded) transport.end();
   }
 
   _onWriteDone(id) {
@@ -481,7 +562,11 @@ class TLSSocket extends Duplex {
   }
 
   getSession() {
-    return this._handle === null ? undefined : this._handle.getSession();
+    return this._handle === null ? null : this._handle.getSession();
+  }
+
+  getTLSTicket() {
+    return this._handle === null ? undefined : this._handle.getTLSTicket();
   }
 
   isSessionReused() {
@@ -489,11 +574,11 @@ class TLSSocket extends Duplex {
   }
 
   getFinished() {
-    return this._handle === null ? undefined : this._handle.getFinished();
+    return this._handle === null ? null : this._handle.getFinished();
   }
 
   getPeerFinished() {
-    return this._handle === null ? undefined : this._handle.getPeerFinished();
+    return this._handle === null ? null : this._handle.getPeerFinished();
   }
 
   getEphemeralKeyInfo() {
@@ -505,9 +590,7 @@ class TLSSocket extends Duplex {
   }
 
   exportKeyingMaterial(length, label, context) {
-    if (!Number.isInteger(length) || length < 0 || length > 0xffffffff) {
-      throw invalidArgType('length', 'number', length);
-    }
+    validateInteger(length, 'length', 1, 0xffffffff);
     if (typeof label !== 'string') throw invalidArgType('label', 'string', label);
     if (context !== undefined && !ArrayBuffer.isView(context)) {
       throw invalidArgType('context', ['Buffer', 'TypedArray', 'DataView'], context);
@@ -518,9 +601,7 @@ class TLSSocket extends Duplex {
   }
 
   setMaxSendFragment(size) {
-    if (!Number.isInteger(size) || size < -0x80000000 || size > 0x7fffffff) {
-      throw invalidArgType('size', 'number', size);
-    }
+    validateInteger(size, 'size', -0x80000000, 0x7fffffff);
     return this._handle !== null && this._handle.setMaxSendFragment(size);
   }
 

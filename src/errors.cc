@@ -57,9 +57,6 @@ const char* LibraryCodePart(unsigned long err) {
     LIB(KDF)
     LIB(SM2)
     LIB(USER)
-    LIB(PROV)
-    LIB(OSSL_DECODER)
-    LIB(OSSL_ENCODER)
     default:
       return "";
   }
@@ -106,6 +103,13 @@ void ThrowCryptoError(Napi::Env env, const char* fallback) {
   unsigned long err = ERR_peek_error();
   ERR_clear_error();
   throw CryptoError(env, err, fallback);
+}
+
+void ThrowReasonError(Napi::Env env, const char* fallback) {
+  unsigned long err = ERR_peek_error();
+  ERR_clear_error();
+  const char* reason = err != 0 ? ERR_reason_error_string(err) : nullptr;
+  throw Napi::Error::New(env, reason != nullptr ? reason : fallback);
 }
 
 void ThrowCodedError(Napi::Env env, const char* code, const std::string& message) {

@@ -21,6 +21,10 @@ Napi::Error CryptoError(Napi::Env env, unsigned long err, const char* fallback);
 // CryptoError. Always throws.
 [[noreturn]] void ThrowCryptoError(Napi::Env env, const char* fallback);
 
+// Throws an Error whose message is only the reason of the first queued error
+// and that has no code: what node:tls throws for a bad PFX.
+[[noreturn]] void ThrowReasonError(Napi::Env env, const char* fallback);
+
 // Throws a plain Error with a node-style code.
 [[noreturn]] void ThrowCodedError(Napi::Env env, const char* code, const std::string& message);
 

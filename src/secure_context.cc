@@ -31,7 +31,9 @@ BioPtr MemBio(const Napi::Value& value) {
 
 int PassphraseCallback(char* buf, int size, int /*rwflag*/, void* u) {
   const std::string* pass = static_cast<const std::string*>(u);
-  if (pass == nullptr) return -1;
+  // No passphrase tries the empty one, so a missing passphrase reads as
+  // "bad decrypt", as in node:tls.
+  if (pass == nullptr) return 0;
   size_t n = pass->size();
   if (n > static_cast<size_t>(size)) return -1;
   std::memcpy(buf, pass->data(), n);
@@ -198,18 +200,16 @@ X509_STORE* SecureContext::OwnStore() {
 }
 
 void SecureContext::AddCACert(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
   ErrorQueueGuard guard;
   BioPtr bio = MemBio(info[0]);
   X509_STORE* store = OwnStore();
-  int count = 0;
+  // Like node:tls, a CA entry that holds no PEM certificate adds nothing and
+  // is not an error (so nothing is trusted if that was the only one).
   while (X509* raw = PEM_read_bio_X509_AUX(bio.get(), nullptr, nullptr, nullptr)) {
     X509Ptr cert(raw);
     X509_STORE_add_cert(store, cert.get());
     SSL_CTX_add_client_CA(ctx_.get(), cert.get());
-    count++;
   }
-  if (count == 0) ThrowCryptoError(env, "Failed to read CA certificate");
   ERR_clear_error();
 }
 
@@ -251,12 +251,12 @@ void SecureContext::LoadPKCS12(const Napi::CallbackInfo& info) {
   BioPtr bio = MemBio(info[0]);
   std::string pass = OptionalString(info[1]);
   Pkcs12Ptr p12(d2i_PKCS12_bio(bio.get(), nullptr));
-  if (!p12) ThrowCryptoError(env, "Unable to load PFX certificate");
+  if (!p12) ThrowReasonError(env, "Unable to load PFX certificate");
   EVP_PKEY* key_raw = nullptr;
   X509* cert_raw = nullptr;
   STACK_OF(X509)* ca_raw = nullptr;
   if (PKCS12_parse(p12.get(), pass.c_str(), &key_raw, &cert_raw, &ca_raw) != 1) {
-    ThrowCryptoError(env, "Unable to load PFX certificate");
+    ThrowReasonError(env, "Unable to load PFX certificate");
   }
   EvpPkeyPtr key(key_raw);
   X509Ptr cert(cert_raw);

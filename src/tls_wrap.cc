@@ -39,6 +39,8 @@ void TLSWrap::ConfigureContext(SSL_CTX* ctx) {
   SSL_CTX_sess_set_new_cb(ctx, NewSessionCallback);
   SSL_CTX_set_keylog_callback(ctx, KeylogCallback);
   SSL_CTX_set_alpn_select_cb(ctx, AlpnSelectCallback, nullptr);
+  SSL_CTX_set_client_hello_cb(ctx, ClientHelloCallback, nullptr);
+  SSL_CTX_sess_set_get_cb(ctx, GetSessionCallback);
 }
 
 TLSWrap::TLSWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<TLSWrap>(info) {
@@ -100,6 +102,7 @@ void TLSWrap::Release() {
   on_data_.Reset();
   on_event_.Reset();
   on_write_done_.Reset();
+  alpn_callback_.Reset();
   read_buffer_.Reset();
   sni_context_.Reset();
   context_.Reset();
@@ -132,13 +135,23 @@ void TLSWrap::InfoCallback(const SSL* ssl, int where, int /*ret*/) {
 
 int TLSWrap::NewSessionCallback(SSL* ssl, SSL_SESSION* session) {
   TLSWrap* wrap = FromSSL(ssl);
-  if (wrap == nullptr || wrap->is_server_ || wrap->destroyed_) return 0;
+  if (wrap == nullptr || wrap->destroyed_) return 0;
+  if (wrap->is_server_ && !wrap->new_session_events_) return 0;
   int len = i2d_SSL_SESSION(session, nullptr);
   if (len <= 0) return 0;
   std::string der(static_cast<size_t>(len), '\0');
   auto* p = reinterpret_cast<unsigned char*>(&der[0]);
   i2d_SSL_SESSION(session, &p);
-  wrap->QueueEvent(EventType::kSession, std::move(der));
+  if (wrap->is_server_) {
+    unsigned int id_len = 0;
+    const unsigned char* id = SSL_SESSION_get_id(session, &id_len);
+    std::string payload(1, static_cast<char>(id_len));
+    payload.append(reinterpret_cast<const char*>(id), id_len);
+    payload.append(der);
+    wrap->QueueEvent(EventType::kNewSession, std::move(payload));
+  } else {
+    wrap->QueueEvent(EventType::kSession, std::move(der));
+  }
   return 0;  // we keep no reference to `session`
 }
 
@@ -153,7 +166,9 @@ void TLSWrap::KeylogCallback(const SSL* ssl, const char* line) {
 int TLSWrap::AlpnSelectCallback(SSL* ssl, const unsigned char** out, unsigned char* outlen,
                                 const unsigned char* in, unsigned int inlen, void* /*arg*/) {
   TLSWrap* wrap = FromSSL(ssl);
-  if (wrap == nullptr || wrap->alpn_protos_.empty()) return SSL_TLSEXT_ERR_NOACK;
+  if (wrap == nullptr) return SSL_TLSEXT_ERR_NOACK;
+  if (!wrap->alpn_callback_.IsEmpty()) return wrap->RunALPNCallback(out, outlen, in, inlen);
+  if (wrap->alpn_protos_.empty()) return SSL_TLSEXT_ERR_NOACK;
   unsigned char* selected = nullptr;
   int status = SSL_select_next_proto(&selected, outlen, wrap->alpn_protos_.data(),
                                      static_cast<unsigned int>(wrap->alpn_protos_.size()), in, inlen);
@@ -161,6 +176,35 @@ int TLSWrap::AlpnSelectCallback(SSL* ssl, const unsigned char** out, unsigned ch
   // node:tls answers a client with no protocol in common with a fatal
   // no_application_protocol alert.
   return status == OPENSSL_NPN_NEGOTIATED ? SSL_TLSEXT_ERR_OK : SSL_TLSEXT_ERR_ALERT_FATAL;
+}
+
+// The one place JS runs while OpenSSL is on the stack: the answer is needed
+// now. A destroy() from inside is deferred (cycling_ is set); no C++
+// exception may cross OpenSSL's frames, so a JS throw becomes a fatal alert.
+int TLSWrap::RunALPNCallback(const unsigned char** out, unsigned char* outlen,
+                             const unsigned char* in, unsigned int inlen) {
+  if (destroyed_) return SSL_TLSEXT_ERR_ALERT_FATAL;
+  Napi::Env env = Env();
+  try {
+    Napi::HandleScope scope(env);
+    const char* name = SSL_get_servername(ssl(), TLSEXT_NAMETYPE_host_name);
+    Napi::Value servername = name != nullptr ? Napi::String::New(env, name) : env.Undefined();
+    auto offered = Napi::Buffer<unsigned char>::Copy(env, in, inlen);
+    Napi::Value answer = alpn_callback_.MakeCallback(Value(), {servername, offered}, *async_context_);
+    if (destroyed_ || !answer.IsNumber()) return SSL_TLSEXT_ERR_ALERT_FATAL;
+    // JS answers with the offset of the chosen entry in the client's list.
+    int64_t at = answer.As<Napi::Number>().Int64Value();
+    if (at < 0 || static_cast<uint64_t>(at) >= inlen || at + 1 + in[at] > static_cast<int64_t>(inlen)) {
+      return SSL_TLSEXT_ERR_ALERT_FATAL;
+    }
+    *out = in + at + 1;
+    *outlen = in[at];
+    return SSL_TLSEXT_ERR_OK;
+  } catch (const Napi::Error& e) {
+    // Reported like any uncaught exception from a callback.
+    napi_fatal_exception(env, e.Value());
+    return SSL_TLSEXT_ERR_ALERT_FATAL;
+  }
 }
 
 int TLSWrap::CertCallback(SSL* ssl, void* /*arg*/) {
@@ -180,6 +224,30 @@ int TLSWrap::CertCallback(SSL* ssl, void* /*arg*/) {
   wrap->cert_cb_state_ = CertCbState::kWaiting;
   wrap->QueueEvent(EventType::kCertCb, name != nullptr ? name : "");
   return -1;
+}
+
+int TLSWrap::ClientHelloCallback(SSL* ssl, int* /*alert*/, void* /*arg*/) {
+  TLSWrap* wrap = FromSSL(ssl);
+  if (wrap == nullptr || !wrap->is_server_ || wrap->resume_state_ == CertCbState::kDone) {
+    return SSL_CLIENT_HELLO_SUCCESS;
+  }
+  if (wrap->resume_state_ == CertCbState::kWaiting) return SSL_CLIENT_HELLO_RETRY;
+  const unsigned char* id = nullptr;
+  size_t len = SSL_client_hello_get0_session_id(ssl, &id);
+  if (len == 0 || SSL_client_hello_isv2(ssl)) {
+    wrap->resume_state_ = CertCbState::kDone;
+    return SSL_CLIENT_HELLO_SUCCESS;
+  }
+  wrap->resume_state_ = CertCbState::kWaiting;
+  wrap->QueueEvent(EventType::kResumeSession, std::string(reinterpret_cast<const char*>(id), len));
+  return SSL_CLIENT_HELLO_RETRY;
+}
+
+SSL_SESSION* TLSWrap::GetSessionCallback(SSL* ssl, const unsigned char* /*id*/, int /*len*/,
+                                         int* copy) {
+  TLSWrap* wrap = FromSSL(ssl);
+  *copy = 0;  // OpenSSL takes over our reference
+  return wrap != nullptr ? wrap->loaded_session_.release() : nullptr;
 }
 
 int TLSWrap::VerifyCallback(int /*preverify_ok*/, X509_STORE_CTX* /*ctx*/) { return 1; }
@@ -272,6 +340,28 @@ void TLSWrap::SetReadBuffer(const Napi::CallbackInfo& info) {
   }
 }
 
+void TLSWrap::EnableALPNCallback(const Napi::CallbackInfo& info) {
+  alpn_callback_ = Napi::Persistent(info[0].As<Napi::Function>());
+}
+
+void TLSWrap::EnableSessionEvents(const Napi::CallbackInfo& info) {
+  new_session_events_ = info[0].ToBoolean().Value();
+  // Without a resumeSession listener there is nothing to wait for.
+  resume_state_ = info[1].ToBoolean().Value() ? CertCbState::kNone : CertCbState::kDone;
+}
+
+void TLSWrap::LoadSession(const Napi::CallbackInfo& info) {
+  if (dead() || resume_state_ != CertCbState::kWaiting) return;
+  if (info[0].IsBuffer()) {
+    auto buf = info[0].As<Napi::Buffer<unsigned char>>();
+    const unsigned char* p = buf.Data();
+    ErrorQueueGuard guard;
+    loaded_session_.reset(d2i_SSL_SESSION(nullptr, &p, static_cast<long>(buf.Length())));
+  }
+  resume_state_ = CertCbState::kDone;
+  Cycle();
+}
+
 void TLSWrap::EnableKeylog(const Napi::CallbackInfo& /*info*/) { keylog_ = true; }
 
 void TLSWrap::EnableCertCb(const Napi::CallbackInfo& /*info*/) {
@@ -311,17 +401,15 @@ Napi::Value TLSWrap::Renegotiate(const Napi::CallbackInfo& info) {
 
 Napi::Value TLSWrap::NewSessionTicket(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (dead() || !is_server_) return Napi::Boolean::New(env, false);
-  bool ok;
-  {
-    ErrorQueueGuard guard;
-    ok = SSL_new_session_ticket(ssl()) == 1;
+  if (dead() || !is_server_ || SSL_version(ssl()) < TLS1_3_VERSION || !established_) {
+    return Napi::Boolean::New(env, false);
   }
-  if (ok) {
-    kick_handshake_ = true;
-    Cycle();
-  }
-  return Napi::Boolean::New(env, ok);
+  // Asked for now, made after the writes already queued: SSL_read would
+  // otherwise send it at once, ahead of them.
+  ticket_wanted_ = true;
+  kick_handshake_ = true;
+  Cycle();
+  return Napi::Boolean::New(env, true);
 }
 
 // ---- The engine ----
@@ -341,6 +429,10 @@ void TLSWrap::Cycle() {
       ClearOut();
       if (dead()) break;
       ClearIn();
+      if (dead()) break;
+      // A renegotiation or ticket asked for now goes out behind the data
+      // written before it was asked for.
+      if (kick_handshake_) KickHandshake();
       if (dead()) break;
       if (shutdown_ && !shutdown_sent_ && writes_.empty() && retry_data_ == nullptr) {
         shutdown_sent_ = true;
@@ -365,20 +457,8 @@ void TLSWrap::ClearOut() {
   // Events OpenSSL produced outside SSL_read (a ClientHello's keylog lines,
   // a renegotiation start) come before anything read now.
   if (!events_.empty() && !Deliver(nullptr, 0, Napi::Object())) return;
-  if (kick_handshake_) {
-    kick_handshake_ = false;
-    ErrorQueueGuard guard;
-    int ret = SSL_do_handshake(ssl());
-    if (ret <= 0) {
-      int err = SSL_get_error(ssl(), ret);
-      if (err == SSL_ERROR_SSL || err == SSL_ERROR_SYSCALL) {
-        FailWithSSLError(err);
-        Deliver(nullptr, 0, Napi::Object());
-        return;
-      }
-    }
-  }
-  while (reading_ && !read_closed_ && !dead() && cert_cb_state_ != CertCbState::kWaiting) {
+  while (reading_ && !read_closed_ && !dead() && cert_cb_state_ != CertCbState::kWaiting &&
+         resume_state_ != CertCbState::kWaiting) {
     Napi::HandleScope scope(Env());
     Napi::Object user_buffer;
     char* dst = clear_scratch_.get();
@@ -432,6 +512,27 @@ void TLSWrap::ClearOut() {
     }
     if (!Deliver(dst, fill, user_buffer)) return;
     if (!full) return;
+  }
+}
+
+void TLSWrap::KickHandshake() {
+  kick_handshake_ = false;
+  int err = SSL_ERROR_NONE;
+  {
+    ErrorQueueGuard guard;
+    if (ticket_wanted_) {
+      ticket_wanted_ = false;
+      SSL_new_session_ticket(ssl());
+    }
+    int ret = SSL_do_handshake(ssl());
+    if (ret <= 0) {
+      err = SSL_get_error(ssl(), ret);
+      if (err == SSL_ERROR_SSL || err == SSL_ERROR_SYSCALL) FailWithSSLError(err);
+    }
+  }
+  if (err == SSL_ERROR_SSL || err == SSL_ERROR_SYSCALL) {
+    EncOut();
+    Deliver(nullptr, 0, Napi::Object());
   }
 }
 
@@ -585,6 +686,8 @@ bool TLSWrap::DeliverEvent(const Event& event) {
   switch (event.type) {
     case EventType::kSession:
     case EventType::kKeylog:
+    case EventType::kNewSession:
+    case EventType::kResumeSession:
       arg = Napi::Buffer<char>::Copy(env, event.payload.data(), event.payload.size());
       break;
     case EventType::kCertCb:

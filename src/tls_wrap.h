@@ -49,6 +49,8 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap> {
     kEnd = 6,
     kError = 7,
     kShutdown = 8,  // close_notify (if any) handed over: end the transport
+    kNewSession = 9,     // server: payload is id length (1 byte), id, DER
+    kResumeSession = 10, // server: payload is the session id the client offers
   };
   struct Event {
     EventType type;
@@ -72,8 +74,12 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap> {
   static int AlpnSelectCallback(SSL* ssl, const unsigned char** out, unsigned char* outlen,
                                 const unsigned char* in, unsigned int inlen, void* arg);
   static int CertCallback(SSL* ssl, void* arg);
+  static int ClientHelloCallback(SSL* ssl, int* alert, void* arg);
+  static SSL_SESSION* GetSessionCallback(SSL* ssl, const unsigned char* id, int len, int* copy);
   static int VerifyCallback(int preverify_ok, X509_STORE_CTX* ctx);
   static TLSWrap* FromSSL(const SSL* ssl);
+  int RunALPNCallback(const unsigned char** out, unsigned char* outlen, const unsigned char* in,
+                      unsigned int inlen);
 
   // JS methods.
   void SetCallbacks(const Napi::CallbackInfo& info);
@@ -94,6 +100,8 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap> {
   void EnableKeylog(const Napi::CallbackInfo& info);
   void EnableCertCb(const Napi::CallbackInfo& info);
   void CertCbDone(const Napi::CallbackInfo& info);
+  void EnableSessionEvents(const Napi::CallbackInfo& info);
+  void LoadSession(const Napi::CallbackInfo& info);
   Napi::Value Renegotiate(const Napi::CallbackInfo& info);
   Napi::Value NewSessionTicket(const Napi::CallbackInfo& info);
   Napi::Value SetMaxSendFragment(const Napi::CallbackInfo& info);
@@ -104,6 +112,8 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap> {
   Napi::Value GetProtocol(const Napi::CallbackInfo& info);
   Napi::Value GetSession(const Napi::CallbackInfo& info);
   Napi::Value IsSessionReused(const Napi::CallbackInfo& info);
+  Napi::Value GetTLSTicket(const Napi::CallbackInfo& info);
+  void EnableALPNCallback(const Napi::CallbackInfo& info);
   Napi::Value GetFinished(const Napi::CallbackInfo& info);
   Napi::Value GetPeerFinished(const Napi::CallbackInfo& info);
   Napi::Value GetALPNProtocol(const Napi::CallbackInfo& info);
@@ -120,6 +130,7 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap> {
   void EncOut();
   void QueueEvent(EventType type, std::string payload = std::string(), unsigned long error = 0);
   void FailWithSSLError(int ssl_error);
+  void KickHandshake();
   // Hands `len` decrypted bytes at `data` and the queued events to JS, in
   // wire order. Returns false if the connection was destroyed meanwhile.
   bool Deliver(char* data, size_t len, Napi::Object user_buffer);
@@ -155,7 +166,13 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap> {
   size_t retry_len_ = 0;
 
   std::vector<unsigned char> alpn_protos_;  // server: our preference list, wire format
+  Napi::FunctionReference alpn_callback_;   // server: ALPNCallback, run on OpenSSL's stack
   CertCbState cert_cb_state_ = CertCbState::kNone;
+  // Server session cache in JS ('newSession'/'resumeSession'): the ClientHello
+  // waits (SSL_CLIENT_HELLO_RETRY) while JS looks the offered id up.
+  bool new_session_events_ = false;
+  CertCbState resume_state_ = CertCbState::kDone;  // kNone once a listener asks
+  SslSessionPtr loaded_session_;
 
   bool started_ = false;
   bool established_ = false;
@@ -173,6 +190,7 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap> {
   bool fatal_ = false;
   bool shutdown_sent_ = false;
   bool kick_handshake_ = false;
+  bool ticket_wanted_ = false;
 };
 
 }  // namespace tlswrap

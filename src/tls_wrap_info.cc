@@ -31,6 +31,8 @@ Napi::Function TLSWrap::Init(Napi::Env env) {
           InstanceMethod<&TLSWrap::EnableKeylog>("enableKeylog"),
           InstanceMethod<&TLSWrap::EnableCertCb>("enableCertCb"),
           InstanceMethod<&TLSWrap::CertCbDone>("certCbDone"),
+          InstanceMethod<&TLSWrap::EnableSessionEvents>("enableSessionEvents"),
+          InstanceMethod<&TLSWrap::LoadSession>("loadSession"),
           InstanceMethod<&TLSWrap::Renegotiate>("renegotiate"),
           InstanceMethod<&TLSWrap::NewSessionTicket>("newSessionTicket"),
           InstanceMethod<&TLSWrap::SetMaxSendFragment>("setMaxSendFragment"),
@@ -41,6 +43,8 @@ Napi::Function TLSWrap::Init(Napi::Env env) {
           InstanceMethod<&TLSWrap::GetProtocol>("getProtocol"),
           InstanceMethod<&TLSWrap::GetSession>("getSession"),
           InstanceMethod<&TLSWrap::IsSessionReused>("isSessionReused"),
+          InstanceMethod<&TLSWrap::GetTLSTicket>("getTLSTicket"),
+          InstanceMethod<&TLSWrap::EnableALPNCallback>("enableALPNCallback"),
           InstanceMethod<&TLSWrap::GetFinished>("getFinished"),
           InstanceMethod<&TLSWrap::GetPeerFinished>("getPeerFinished"),
           InstanceMethod<&TLSWrap::GetALPNProtocol>("getALPNProtocol"),
@@ -170,6 +174,17 @@ Napi::Value TLSWrap::GetSession(const Napi::CallbackInfo& info) {
   unsigned char* p = out.Data();
   i2d_SSL_SESSION(session, &p);
   return out;
+}
+
+Napi::Value TLSWrap::GetTLSTicket(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (dead() || is_server_) return env.Undefined();
+  SSL_SESSION* session = SSL_get_session(ssl());
+  const unsigned char* ticket = nullptr;
+  size_t len = 0;
+  if (session != nullptr) SSL_SESSION_get0_ticket(session, &ticket, &len);
+  if (ticket == nullptr || len == 0) return env.Undefined();
+  return Napi::Buffer<unsigned char>::Copy(env, ticket, len);
 }
 
 Napi::Value TLSWrap::IsSessionReused(const Napi::CallbackInfo& info) {
@@ -303,10 +318,9 @@ Napi::Value TLSWrap::GetSharedSigalgs(const Napi::CallbackInfo& info) {
         name = sn != nullptr ? sn : "UNDEF";
       }
     }
-    if (hash != NID_undef) {
-      const char* hn = OBJ_nid2sn(hash);
-      if (hn != nullptr) name += std::string("+") + hn;
-    }
+    const char* hash_name = OBJ_nid2sn(hash);
+    name += '+';
+    name += hash_name != nullptr ? hash_name : "UNDEF";
     out.Set(static_cast<uint32_t>(i), name);
   }
   return out;

@@ -106,3 +106,16 @@ const RecordType = { changeCipherSpec: 20, alert: 21, handshake: 22, application
 
 module.exports.startRecordProxy = startRecordProxy;
 module.exports.RecordType = RecordType;
+
+// Asserts two long strings are equal without a diff of the whole text: the
+// message gives the lengths and the first offset where they differ.
+function assertSameText(actual, expected, what) {
+  if (actual === expected) return;
+  let i = 0;
+  while (i < actual.length && actual[i] === expected[i]) i++;
+  const at = (s) => JSON.stringify(s.slice(i, i + 24));
+  require('node:assert').fail(`${what}: got ${actual.length} chars, expected ${expected.length}; ` +
+    `first difference at ${i}: ${at(actual)} instead of ${at(expected)}`);
+}
+
+module.exports.assertSameText = assertSameText;

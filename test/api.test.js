@@ -1,0 +1,310 @@
+'use strict';
+
+// The TLSSocket query API on a connected pair, both sides: certificates, cipher,
+// protocol, session, Finished messages, keying material, ALPN/SNI, ephemeral
+// key, shared sigalgs, setMaxSendFragment. Values are checked against what
+// node:tls itself reports for the same connection shape (a node:tls pair made
+// alongside), so they hold whatever OpenSSL the running node has.
+
+const assert = require('node:assert');
+const tls = require('node:tls');
+const { X509Certificate } = require('node:crypto');
+const { once } = require('node:events');
+const { fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer } = require('./common');
+
+const legacy = (pem) => new X509Certificate(pem).toLegacyObject();
+const hexPairs = (n) => new RegExp(`^([0-9A-F]{2}:){${n - 1}}[0-9A-F]{2}$`);
+const certDate = /^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4} GMT$/;
+
+// A server + client of implementation `impl`, both sides secure.
+async function makePair(impl, version, extraServer = {}, extraClient = {}) {
+  const server = impl.createServer(serverOptions({
+    requestCert: true, ca: fixtures.ca, ALPNProtocols: ['h2', 'http/1.1'],
+    minVersion: version, maxVersion: version, ...extraServer,
+  }));
+  const serverSide = once(server, 'secureConnection');
+  const port = await listen(server);
+  const client = impl.connect(clientOptions(port, {
+    key: fixtures.clientKey, cert: fixtures.clientCert, ALPNProtocols: ['http/1.1'], ...extraClient,
+  }));
+  // Wait for a session too: in TLS 1.3 the ticket comes after the handshake.
+  const session = once(client, 'session');
+  await once(client, 'secureConnect');
+  const [sock] = await serverSide;
+  await session;
+  return { server, client, sock };
+}
+
+async function closePair(pair) {
+  if (!pair) return;
+  pair.client.destroy();
+  pair.sock.destroy();
+  await closeServer(pair.server);
+}
+
+for (const version of ['TLSv1.2', 'TLSv1.3']) {
+  describe(`api on a connected pair, ${version}`, function () {
+    let pair, ref;
+    before(async function () {
+      pair = await makePair(tlswrap, version);
+      ref = await makePair(tls, version);
+    });
+    after(async function () {
+      await closePair(pair);
+      await closePair(ref);
+    });
+
+    it("client getPeerCertificate(): node's legacy certificate object of the server cert", function () {
+      const cert = pair.client.getPeerCertificate();
+      assert.deepStrictEqual(cert, legacy(fixtures.serverCert));
+      // The fields one by one, as users read them.
+      assert.strictEqual(Object.getPrototypeOf(cert.subject), null);
+      assert.deepStrictEqual({ ...cert.subject }, { CN: 'localhost', O: 'tlswrap' });
+      assert.deepStrictEqual({ ...cert.issuer }, { CN: 'tlswrap test CA', O: 'tlswrap' });
+      assert.strictEqual(cert.subjectaltname, 'DNS:localhost, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1');
+      assert.strictEqual(cert.ca, false);
+      assert.match(cert.valid_from, certDate);
+      assert.match(cert.valid_to, certDate);
+      assert.match(cert.fingerprint, hexPairs(20));
+      assert.match(cert.fingerprint256, hexPairs(32));
+      assert.match(cert.fingerprint512, hexPairs(64));
+      assert.match(cert.serialNumber, /^[0-9A-F]+$/);
+      assert.ok(Buffer.isBuffer(cert.raw));
+      assert.ok(cert.raw.equals(new X509Certificate(fixtures.serverCert).raw));
+      assert.ok(Buffer.isBuffer(cert.pubkey));
+      assert.strictEqual(cert.bits, 2048);
+      assert.strictEqual(cert.exponent, '0x10001');
+      assert.match(cert.modulus, /^[0-9A-F]{512}$/);
+      assert.deepStrictEqual(cert.ext_key_usage, ['1.3.6.1.5.5.7.3.1']);
+      // The fixtures carry no Authority Information Access: node then omits infoAccess.
+      assert.ok(!('infoAccess' in cert));
+      assert.ok(!('issuerCertificate' in cert));
+      assert.deepStrictEqual(cert, ref.client.getPeerCertificate());
+    });
+
+    it('server getPeerCertificate(): the client cert (clientAuth, email SAN)', function () {
+      const cert = pair.sock.getPeerCertificate();
+      assert.deepStrictEqual(cert, legacy(fixtures.clientCert));
+      assert.strictEqual(cert.subject.CN, 'tlswrap client');
+      assert.strictEqual(cert.subjectaltname, 'email:client@tlswrap.invalid');
+      assert.deepStrictEqual(cert.ext_key_usage, ['1.3.6.1.5.5.7.3.2']);
+    });
+
+    it('getPeerCertificate(true): issuerCertificate chain, the root refers to itself', function () {
+      for (const [sock, leafPem] of [[pair.client, fixtures.serverCert], [pair.sock, fixtures.clientCert]]) {
+        const leaf = sock.getPeerCertificate(true);
+        const { issuerCertificate: root, ...leafFields } = leaf;
+        assert.deepStrictEqual(leafFields, legacy(leafPem));
+        assert.ok(root, 'issuerCertificate present');
+        const { issuerCertificate: rootIssuer, ...rootFields } = root;
+        assert.deepStrictEqual(rootFields, legacy(fixtures.ca));
+        assert.strictEqual(root.ca, true);
+        assert.strictEqual(rootIssuer, root);
+      }
+    });
+
+    it('getCertificate(): our own certificate on each side', function () {
+      assert.deepStrictEqual(pair.client.getCertificate(), legacy(fixtures.clientCert));
+      assert.deepStrictEqual(pair.sock.getCertificate(), legacy(fixtures.serverCert));
+    });
+
+    it('getPeerX509Certificate() / getX509Certificate() are X509Certificate objects', function () {
+      const peer = pair.client.getPeerX509Certificate();
+      assert.ok(peer instanceof X509Certificate);
+      assert.strictEqual(peer.subject, 'CN=localhost\nO=tlswrap');
+      assert.strictEqual(pair.client.getX509Certificate().subject, 'CN=tlswrap client\nO=tlswrap');
+      assert.strictEqual(pair.sock.getPeerX509Certificate().subject, 'CN=tlswrap client\nO=tlswrap');
+      assert.strictEqual(pair.sock.getX509Certificate().subject, 'CN=localhost\nO=tlswrap');
+    });
+
+    it('getCipher(): {name, standardName, version}, same on both sides and as node picks', function () {
+      const cipher = pair.client.getCipher();
+      assert.deepStrictEqual(Object.keys(cipher).sort(), ['name', 'standardName', 'version']);
+      assert.strictEqual(cipher.version, version);
+      assert.deepStrictEqual(pair.sock.getCipher(), cipher);
+      assert.deepStrictEqual(cipher, ref.client.getCipher());
+      if (version === 'TLSv1.3') assert.strictEqual(cipher.standardName, cipher.name);
+      else assert.match(cipher.standardName, /^TLS_ECDHE_RSA_WITH_/);
+    });
+
+    it('getProtocol()', function () {
+      assert.strictEqual(pair.client.getProtocol(), version);
+      assert.strictEqual(pair.sock.getProtocol(), version);
+    });
+
+    it('getSession(), getTLSTicket(), isSessionReused() on a fresh connection', function () {
+      assert.ok(Buffer.isBuffer(pair.client.getSession()));
+      assert.ok(Buffer.isBuffer(pair.sock.getSession()));
+      assert.ok(Buffer.isBuffer(pair.client.getTLSTicket()));
+      assert.strictEqual(pair.sock.getTLSTicket(), undefined);
+      assert.strictEqual(pair.client.isSessionReused(), false);
+      assert.strictEqual(pair.sock.isSessionReused(), false);
+    });
+
+    it("getFinished()/getPeerFinished(): one side's Finished is the other's peer Finished", function () {
+      const { client, sock } = pair;
+      for (const b of [client.getFinished(), client.getPeerFinished(), sock.getFinished(), sock.getPeerFinished()]) {
+        assert.ok(Buffer.isBuffer(b));
+        // verify_data: 12 bytes in TLS 1.2, the transcript hash length in 1.3.
+        assert.strictEqual(b.length, ref.client.getFinished().length);
+      }
+      assert.strictEqual(client.getFinished().length, version === 'TLSv1.2' ? 12 : 48);
+      assert.ok(client.getFinished().equals(sock.getPeerFinished()));
+      assert.ok(client.getPeerFinished().equals(sock.getFinished()));
+      assert.ok(!client.getFinished().equals(client.getPeerFinished()));
+    });
+
+    it('exportKeyingMaterial(length, label, context): equal on both ends', function () {
+      const { client, sock } = pair;
+      const ctx = Buffer.from('context bytes');
+      const a = client.exportKeyingMaterial(64, 'EXPORTER-tlswrap-test', ctx);
+      const b = sock.exportKeyingMaterial(64, 'EXPORTER-tlswrap-test', ctx);
+      assert.ok(Buffer.isBuffer(a));
+      assert.strictEqual(a.length, 64);
+      assert.ok(a.equals(b));
+      assert.ok(client.exportKeyingMaterial(16, 'no-context').equals(sock.exportKeyingMaterial(16, 'no-context')));
+      assert.ok(!a.subarray(0, 32).equals(client.exportKeyingMaterial(32, 'EXPORTER-other', ctx)));
+      assert.throws(() => client.exportKeyingMaterial(), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
+      assert.throws(() => client.exportKeyingMaterial(10, 5), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
+      assert.throws(() => client.exportKeyingMaterial(10, 'a', 'ctx'), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
+      assert.throws(() => client.exportKeyingMaterial(0, 'a'), { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' });
+    });
+
+    it('alpnProtocol, servername, encrypted, authorized', function () {
+      const { client, sock } = pair;
+      assert.strictEqual(client.alpnProtocol, 'http/1.1');
+      assert.strictEqual(sock.alpnProtocol, 'http/1.1');
+      assert.strictEqual(sock.servername, 'localhost');
+      assert.strictEqual(client.servername, 'localhost');
+      assert.strictEqual(client.encrypted, true);
+      assert.strictEqual(sock.encrypted, true);
+      assert.strictEqual(client.authorized, true);
+      assert.strictEqual(sock.authorized, true);
+      assert.strictEqual(client.authorizationError, null);
+      assert.strictEqual(sock.authorizationError, null);
+    });
+
+    it('getEphemeralKeyInfo(): the key exchange on the client, null on the server', function () {
+      const info = pair.client.getEphemeralKeyInfo();
+      assert.deepStrictEqual(info, ref.client.getEphemeralKeyInfo());
+      assert.deepStrictEqual(info, { type: 'ECDH', name: 'X25519', size: 253 });
+      assert.strictEqual(pair.sock.getEphemeralKeyInfo(), null);
+    });
+
+    it('getSharedSigalgs(): same lists as node gives on each side', function () {
+      for (const [mine, theirs] of [[pair.client, ref.client], [pair.sock, ref.sock]]) {
+        const algs = mine.getSharedSigalgs();
+        assert.ok(Array.isArray(algs));
+        assert.ok(algs.every((a) => typeof a === 'string' && /^[\w-]+\+\w+$/.test(a)), algs.join());
+        assert.ok(algs.includes('RSA-PSS+SHA256'));
+        assert.deepStrictEqual(algs, theirs.getSharedSigalgs());
+      }
+    });
+
+    it('setMaxSendFragment(): true in [512, 16384], false outside, TypeError for non-numbers', function () {
+      const { client, sock } = pair;
+      assert.strictEqual(client.setMaxSendFragment(512), true);
+      assert.strictEqual(sock.setMaxSendFragment(16384), true);
+      assert.strictEqual(client.setMaxSendFragment(511), false);
+      assert.strictEqual(client.setMaxSendFragment(16385), false);
+      assert.throws(() => client.setMaxSendFragment('1024'),
+        { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: /"size" argument must be of type number/ });
+      assert.strictEqual(client.setMaxSendFragment(16384), true);
+    });
+
+    it('data still flows both ways after all those calls (small fragments too)', async function () {
+      const { client, sock } = pair;
+      sock.setMaxSendFragment(512);
+      const payload = Buffer.alloc(5000, 7);
+      sock.write(payload);
+      const got = [];
+      let n = 0;
+      await new Promise((resolve) => {
+        const onData = (d) => {
+          got.push(d);
+          n += d.length;
+          if (n >= payload.length) {
+            client.off('data', onData);
+            resolve();
+          }
+        };
+        client.on('data', onData);
+      });
+      assert.ok(Buffer.concat(got).equals(payload));
+      client.write('back');
+      const [d] = await once(sock, 'data');
+      assert.strictEqual(d.toString(), 'back');
+    });
+  });
+}
+
+describe('api: other connection shapes', function () {
+  it("TLS 1.2 CBC cipher: getCipher().version is the cipher's, 'TLSv1.0', as node reports", async function () {
+    const pair = await makePair(tlswrap, 'TLSv1.2', { ciphers: 'ECDHE-RSA-AES128-SHA' });
+    try {
+      assert.deepStrictEqual(pair.client.getCipher(), {
+        name: 'ECDHE-RSA-AES128-SHA', standardName: 'TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA', version: 'TLSv1.0',
+      });
+      assert.strictEqual(pair.client.getProtocol(), 'TLSv1.2');
+    } finally {
+      await closePair(pair);
+    }
+  });
+
+  it('RSA key exchange: getEphemeralKeyInfo() is {}', async function () {
+    const pair = await makePair(tlswrap, 'TLSv1.2', { ciphers: 'AES256-SHA256' });
+    try {
+      assert.deepStrictEqual(pair.client.getEphemeralKeyInfo(), {});
+      assert.strictEqual(pair.client.getCipher().standardName, 'TLS_RSA_WITH_AES_256_CBC_SHA256');
+    } finally {
+      await closePair(pair);
+    }
+  });
+
+  it('TLS 1.3 CHACHA20 over P-256: cipher, key info, 32-byte Finished', async function () {
+    const pair = await makePair(tlswrap, 'TLSv1.3', { ciphers: 'TLS_CHACHA20_POLY1305_SHA256', ecdhCurve: 'P-256' });
+    try {
+      assert.deepStrictEqual(pair.client.getCipher(), {
+        name: 'TLS_CHACHA20_POLY1305_SHA256', standardName: 'TLS_CHACHA20_POLY1305_SHA256', version: 'TLSv1.3',
+      });
+      assert.deepStrictEqual(pair.client.getEphemeralKeyInfo(), { type: 'ECDH', name: 'prime256v1', size: 256 });
+      assert.strictEqual(pair.client.getFinished().length, 32);
+    } finally {
+      await closePair(pair);
+    }
+  });
+
+  it('no ALPN on either side: alpnProtocol is false on both', async function () {
+    const pair = await makePair(tlswrap, 'TLSv1.3', { ALPNProtocols: undefined }, { ALPNProtocols: undefined });
+    try {
+      assert.strictEqual(pair.client.alpnProtocol, false);
+      assert.strictEqual(pair.sock.alpnProtocol, false);
+    } finally {
+      await closePair(pair);
+    }
+  });
+
+  it('after close the getters return null', async function () {
+    const pair = await makePair(tlswrap, 'TLSv1.3');
+    const { client } = pair;
+    client.end();
+    await once(client, 'close');
+    try {
+      assert.strictEqual(client.getPeerCertificate(), null);
+      assert.strictEqual(client.getCertificate(), null);
+      assert.strictEqual(client.getCipher(), null);
+      assert.strictEqual(client.getProtocol(), null);
+      assert.strictEqual(client.getSession(), null);
+      assert.strictEqual(client.getFinished(), null);
+      assert.strictEqual(client.getPeerFinished(), null);
+      assert.strictEqual(client.getEphemeralKeyInfo(), null);
+      assert.strictEqual(client.getSharedSigalgs(), null);
+      // Negotiated facts stay readable.
+      assert.strictEqual(client.alpnProtocol, 'http/1.1');
+      assert.strictEqual(client.authorized, true);
+      assert.strictEqual(client.encrypted, true);
+    } finally {
+      await closePair(pair);
+    }
+  });
+});

@@ -1,0 +1,340 @@
+'use strict';
+
+// Bad input, on the wire and in options: every failure is an Error shaped the
+// way node:tls shapes it (same `code`, same OpenSSL `library`/`reason`), it is
+// reported where node reports it (sync throw, 'error', 'tlsClientError'), and a
+// server keeps serving after a bad peer.
+
+const assert = require('node:assert');
+const crypto = require('node:crypto');
+const net = require('node:net');
+const { once } = require('node:events');
+const { fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer } = require('./common');
+
+// Fixed "random" bytes, so the first byte (and so OpenSSL's verdict) never
+// changes between runs.
+const noise = Buffer.concat(Array.from({ length: 16 }, (_, i) =>
+  crypto.createHash('sha512').update(`tlswrap noise ${i}`).digest()));
+
+// Sends `bytes` over plain TCP and waits for the server to drop the connection.
+async function sendRaw(port, bytes) {
+  const sock = net.connect(port, '127.0.0.1');
+  sock.on('error', () => {}); // a reset is fine: the server gave up on us
+  await once(sock, 'connect');
+  sock.write(bytes);
+  sock.resume();
+  await once(sock, 'close');
+}
+
+// A well-behaved client: proves the server still serves.
+async function goodRoundTrip(port) {
+  const client = tlswrap.connect(clientOptions(port));
+  await once(client, 'secureConnect');
+  assert.strictEqual(client.authorized, true);
+  client.write('ping');
+  const [data] = await once(client, 'data');
+  assert.strictEqual(data.toString(), 'pong');
+  client.end();
+  await once(client, 'close');
+}
+
+describe('bad input on the wire', function () {
+  let server, port;
+  const clientErrors = [];
+
+  beforeEach(async function () {
+    clientErrors.length = 0;
+    server = tlswrap.createServer(serverOptions());
+    server.on('tlsClientError', (err, sock) => clientErrors.push({ err, sock }));
+    server.on('secureConnection', (sock) => {
+      sock.on('data', () => sock.write('pong'));
+      sock.on('error', () => {});
+    });
+    port = await listen(server);
+  });
+  afterEach(async function () {
+    await closeServer(server);
+  });
+
+  // Each case: bytes a non-TLS client sends, and the OpenSSL reason node reports.
+  const cases = [
+    ['fixed random bytes', () => noise, 'ERR_SSL_WRONG_VERSION_NUMBER', 'wrong version number'],
+    ['an HTTP GET request', () => 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n', 'ERR_SSL_HTTP_REQUEST', 'http request'],
+    ['an HTTP POST request', () => 'POST /x HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n',
+      'ERR_SSL_HTTP_REQUEST', 'http request'],
+    ['a line of text', () => 'hello, this is not TLS\r\n', 'ERR_SSL_WRONG_VERSION_NUMBER', 'wrong version number'],
+    ['zero bytes', () => Buffer.alloc(64), 'ERR_SSL_WRONG_VERSION_NUMBER', 'wrong version number'],
+    // A handshake record header whose body is not a ClientHello.
+    ['a handshake record holding junk', () => Buffer.concat([Buffer.from([0x16, 0x03, 0x01, 0x00, 0x05]), Buffer.from('hello')]),
+      'ERR_SSL_UNEXPECTED_MESSAGE', 'unexpected message'],
+  ];
+
+  for (const [what, bytes, code, reason] of cases) {
+    it(`server: ${what} -> tlsClientError ${code}, then serves a good client`, async function () {
+      await sendRaw(port, bytes());
+      assert.strictEqual(clientErrors.length, 1);
+      const { err, sock } = clientErrors[0];
+      assert.ok(err instanceof Error);
+      assert.strictEqual(err.code, code);
+      assert.strictEqual(err.library, 'SSL routines');
+      assert.strictEqual(err.reason, reason);
+      assert.match(err.message, new RegExp(reason));
+      assert.ok(sock instanceof tlswrap.TLSSocket);
+      assert.strictEqual(sock.destroyed, true);
+      await goodRoundTrip(port);
+      assert.strictEqual(clientErrors.length, 1);
+    });
+  }
+
+  it('server: many bad clients at once, then a good one', async function () {
+    await Promise.all(Array.from({ length: 20 }, (_, i) => sendRaw(port, i % 2 ? noise : 'GET / HTTP/1.0\r\n\r\n')));
+    assert.strictEqual(clientErrors.length, 20);
+    const codes = clientErrors.map((e) => e.err.code).sort();
+    assert.deepStrictEqual([...new Set(codes)], ['ERR_SSL_HTTP_REQUEST', 'ERR_SSL_WRONG_VERSION_NUMBER']);
+    await goodRoundTrip(port);
+  });
+});
+
+describe('client talking to a server that is not TLS', function () {
+  let server, port;
+  let reply;
+
+  beforeEach(async function () {
+    server = net.createServer((sock) => {
+      sock.on('error', () => {});
+      sock.resume();
+      sock.end(reply);
+    });
+    port = await listen(server);
+  });
+  afterEach(async function () {
+    await closeServer(server);
+  });
+
+  const replies = [
+    ['fixed random bytes', noise],
+    ['an HTTP response', 'HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n'],
+    ['an SSH banner', 'SSH-2.0-OpenSSH_9.0\r\n'],
+  ];
+  for (const [what, bytes] of replies) {
+    it(`${what} -> 'error' ERR_SSL_WRONG_VERSION_NUMBER, then 'close', no secureConnect`, async function () {
+      reply = bytes;
+      const client = tlswrap.connect(clientOptions(port));
+      const events = [];
+      client.on('secureConnect', () => events.push('secureConnect'));
+      client.on('error', (err) => events.push(err));
+      // Not once(): it would reject on the 'error' we expect.
+      await new Promise((resolve) => client.once('close', resolve));
+      const errors = events.filter((e) => e instanceof Error);
+      assert.ok(!events.includes('secureConnect'));
+      assert.strictEqual(errors.length, 1);
+      assert.strictEqual(errors[0].code, 'ERR_SSL_WRONG_VERSION_NUMBER');
+      assert.strictEqual(errors[0].library, 'SSL routines');
+      assert.strictEqual(errors[0].reason, 'wrong version number');
+      assert.strictEqual(client.destroyed, true);
+    });
+  }
+
+  it('peer closes without a word -> ECONNRESET "disconnected before secure TLS connection"', async function () {
+    reply = '';
+    const client = tlswrap.connect(clientOptions(port));
+    let secure = false;
+    client.on('secureConnect', () => { secure = true; });
+    const [err] = await once(client, 'error');
+    assert.strictEqual(secure, false);
+    assert.strictEqual(err.code, 'ECONNRESET');
+    assert.match(err.message, /Client network socket disconnected before secure TLS connection was established/);
+    assert.strictEqual(err.host, '127.0.0.1');
+    assert.strictEqual(err.port, port);
+    if (!client.closed) await once(client, 'close');
+  });
+});
+
+describe('bad certificates and keys in options', function () {
+  const garbage = 'this is not PEM';
+  const armoredJunk = (label) => `-----BEGIN ${label}-----\nAAAA\n-----END ${label}-----\n`;
+
+  // What node:tls throws for each (OpenSSL 3 decoder / PEM errors).
+  const badKey = { name: 'Error', code: 'ERR_OSSL_UNSUPPORTED', library: 'DECODER routines', reason: 'unsupported' };
+  const badCert = { name: 'Error', code: 'ERR_OSSL_PEM_NO_START_LINE', library: 'PEM routines', reason: 'no start line' };
+  const mismatch = {
+    name: 'Error', code: 'ERR_OSSL_X509_KEY_VALUES_MISMATCH',
+    library: 'x509 certificate routines', reason: 'key values mismatch',
+  };
+
+  it('createSecureContext: key that is not PEM throws ERR_OSSL_UNSUPPORTED', function () {
+    assert.throws(() => tlswrap.createSecureContext({ key: garbage, cert: fixtures.serverCert }), badKey);
+  });
+
+  it('createSecureContext: PEM armor around junk key throws ERR_OSSL_UNSUPPORTED', function () {
+    assert.throws(() => tlswrap.createSecureContext({ key: armoredJunk('PRIVATE KEY'), cert: fixtures.serverCert }), badKey);
+  });
+
+  it('createSecureContext: cert that is not PEM throws ERR_OSSL_PEM_NO_START_LINE', function () {
+    assert.throws(() => tlswrap.createSecureContext({ key: fixtures.serverKey, cert: garbage }), badCert);
+  });
+
+  it('createSecureContext: PEM armor around junk cert throws ERR_OSSL_ASN1_WRONG_TAG', function () {
+    assert.throws(() => tlswrap.createSecureContext({ key: fixtures.serverKey, cert: armoredJunk('CERTIFICATE') }),
+      { name: 'Error', code: 'ERR_OSSL_ASN1_WRONG_TAG', library: 'asn1 encoding routines', reason: 'wrong tag' });
+  });
+
+  it('createSecureContext: key, cert, ca of the wrong type throw ERR_INVALID_ARG_TYPE', function () {
+    for (const opt of ['key', 'cert', 'ca']) {
+      assert.throws(() => tlswrap.createSecureContext({ [opt]: 42 }),
+        { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: new RegExp(`"options\\.${opt}" property`) });
+    }
+  });
+
+  it('createServer: bad key / bad cert throw synchronously, as createSecureContext does', function () {
+    assert.throws(() => tlswrap.createServer({ key: garbage, cert: fixtures.serverCert }), badKey);
+    assert.throws(() => tlswrap.createServer({ key: fixtures.serverKey, cert: garbage }), badCert);
+  });
+
+  it('connect: bad client key / cert throw synchronously', function () {
+    // Port 1 is never reached: the throw comes before any socket is made.
+    assert.throws(() => tlswrap.connect({ port: 1, host: '127.0.0.1', key: garbage, cert: fixtures.clientCert }), badKey);
+    assert.throws(() => tlswrap.connect({ port: 1, host: '127.0.0.1', key: fixtures.clientKey, cert: garbage }), badCert);
+  });
+
+  it('key/cert mismatch throws ERR_OSSL_X509_KEY_VALUES_MISMATCH (context, server, connect)', function () {
+    assert.throws(() => tlswrap.createSecureContext({ key: fixtures.otherKey, cert: fixtures.serverCert }), mismatch);
+    assert.throws(() => tlswrap.createServer({ key: fixtures.otherKey, cert: fixtures.serverCert }), mismatch);
+    assert.throws(() => tlswrap.connect({ port: 1, host: '127.0.0.1', key: fixtures.otherKey, cert: fixtures.clientCert }),
+      mismatch);
+  });
+
+  it('encrypted key with a wrong or missing passphrase throws ERR_OSSL_BAD_DECRYPT', function () {
+    const badDecrypt = { name: 'Error', code: 'ERR_OSSL_BAD_DECRYPT', reason: 'bad decrypt' };
+    assert.throws(() => tlswrap.createSecureContext({
+      key: fixtures.serverKeyEncrypted, cert: fixtures.serverCert, passphrase: 'wrong',
+    }), badDecrypt);
+    assert.throws(() => tlswrap.createSecureContext({ key: fixtures.serverKeyEncrypted, cert: fixtures.serverCert }),
+      badDecrypt);
+  });
+
+  it('pfx with a wrong or missing passphrase throws Error "mac verify failure" (no code, as node)', function () {
+    for (const passphrase of ['wrong', undefined]) {
+      assert.throws(() => tlswrap.createSecureContext({ pfx: fixtures.serverPfx, passphrase }), (err) => {
+        assert.ok(err instanceof Error);
+        assert.strictEqual(err.message, 'mac verify failure');
+        assert.strictEqual(err.code, undefined);
+        return true;
+      });
+    }
+  });
+
+  it('pfx that is not PKCS#12 throws Error "not enough data"', function () {
+    assert.throws(() => tlswrap.createSecureContext({ pfx: Buffer.from('garbage') }),
+      { name: 'Error', message: 'not enough data' });
+  });
+
+  it('a ca that is not PEM is ignored, as node does: no throw, and nothing is trusted', async function () {
+    // node skips what it cannot parse in `ca`; the damage shows only at verify time.
+    assert.doesNotThrow(() => tlswrap.createSecureContext({ ca: garbage }));
+    assert.doesNotThrow(() => tlswrap.createSecureContext({ ca: armoredJunk('CERTIFICATE') }));
+    const server = tlswrap.createServer(serverOptions());
+    server.on('tlsClientError', () => {});
+    const port = await listen(server);
+    try {
+      const client = tlswrap.connect(clientOptions(port, { ca: garbage }));
+      const [err] = await once(client, 'error');
+      assert.strictEqual(err.code, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+      if (!client.closed) await once(client, 'close');
+    } finally {
+      await closeServer(server);
+    }
+  });
+});
+
+describe('impossible options', function () {
+  it("minVersion / maxVersion 'TLSv9' throw ERR_TLS_INVALID_PROTOCOL_VERSION", function () {
+    const invalid = (which) => ({
+      name: 'TypeError', code: 'ERR_TLS_INVALID_PROTOCOL_VERSION',
+      message: `"TLSv9" is not a valid ${which} TLS protocol version`,
+    });
+    assert.throws(() => tlswrap.createSecureContext({ minVersion: 'TLSv9' }), invalid('minimum'));
+    assert.throws(() => tlswrap.createSecureContext({ maxVersion: 'TLSv9' }), invalid('maximum'));
+    assert.throws(() => tlswrap.createServer(serverOptions({ minVersion: 'TLSv9' })), invalid('minimum'));
+    assert.throws(() => tlswrap.connect({ port: 1, host: '127.0.0.1', minVersion: 'TLSv9' }), invalid('minimum'));
+  });
+
+  it('unknown secureProtocol throws ERR_TLS_INVALID_PROTOCOL_METHOD', function () {
+    assert.throws(() => tlswrap.createSecureContext({ secureProtocol: 'NopeMethod' }),
+      { name: 'TypeError', code: 'ERR_TLS_INVALID_PROTOCOL_METHOD', message: 'Unknown method: NopeMethod' });
+  });
+
+  it('minVersion > maxVersion does not throw; the handshake fails with ERR_SSL_NO_PROTOCOLS_AVAILABLE', async function () {
+    const impossible = { minVersion: 'TLSv1.3', maxVersion: 'TLSv1.2' };
+    assert.doesNotThrow(() => tlswrap.createSecureContext(impossible));
+
+    // Impossible server: it reports no protocols, the client hears protocol_version.
+    const server = tlswrap.createServer(serverOptions(impossible));
+    const serverErr = once(server, 'tlsClientError');
+    const port = await listen(server);
+    try {
+      const client = tlswrap.connect(clientOptions(port));
+      const [err] = await once(client, 'error');
+      assert.strictEqual(err.code, 'ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION');
+      const [sErr] = await serverErr;
+      assert.strictEqual(sErr.code, 'ERR_SSL_NO_PROTOCOLS_AVAILABLE');
+      assert.strictEqual(sErr.reason, 'no protocols available');
+      if (!client.closed) await once(client, 'close');
+    } finally {
+      await closeServer(server);
+    }
+
+    // Impossible client: it fails before a byte of handshake, asynchronously.
+    const server2 = tlswrap.createServer(serverOptions());
+    server2.on('tlsClientError', () => {});
+    const port2 = await listen(server2);
+    try {
+      const client = tlswrap.connect(clientOptions(port2, impossible));
+      let secure = false;
+      client.on('secureConnect', () => { secure = true; });
+      const [err] = await once(client, 'error');
+      assert.strictEqual(secure, false);
+      assert.strictEqual(err.code, 'ERR_SSL_NO_PROTOCOLS_AVAILABLE');
+      if (!client.closed) await once(client, 'close');
+    } finally {
+      await closeServer(server2);
+    }
+  });
+
+  it('unknown cipher list throws ERR_SSL_NO_CIPHER_MATCH', function () {
+    const noMatch = { name: 'Error', code: 'ERR_SSL_NO_CIPHER_MATCH', library: 'SSL routines', reason: 'no cipher match' };
+    assert.throws(() => tlswrap.createSecureContext({ ciphers: 'NOT-A-CIPHER' }), noMatch);
+    assert.throws(() => tlswrap.createServer(serverOptions({ ciphers: 'NOT-A-CIPHER' })), noMatch);
+    assert.throws(() => tlswrap.createSecureContext({ ciphers: 1 }),
+      { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: /"options\.ciphers" property must be of type string/ });
+  });
+
+  it('bad ecdhCurve throws ERR_CRYPTO_OPERATION_FAILED "Failed to set ECDH curve"', function () {
+    const failed = { name: 'Error', code: 'ERR_CRYPTO_OPERATION_FAILED', message: 'Failed to set ECDH curve' };
+    assert.throws(() => tlswrap.createSecureContext({ ecdhCurve: 'no-such-curve' }), failed);
+    assert.throws(() => tlswrap.createSecureContext({ ecdhCurve: 'P-256:no-such-curve' }), failed);
+    assert.throws(() => tlswrap.createServer(serverOptions({ ecdhCurve: 'no-such-curve' })), failed);
+    assert.doesNotThrow(() => tlswrap.createSecureContext({ ecdhCurve: 'auto' }));
+  });
+
+  it('ALPNProtocols of the wrong type', function () {
+    const argType = { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' };
+    assert.throws(() => tlswrap.createServer(serverOptions({ ALPNProtocols: [1, 2] })), argType);
+    assert.throws(() => tlswrap.connect({ port: 1, host: '127.0.0.1', ALPNProtocols: [1, 2] }), argType);
+    // A protocol name longer than 255 bytes cannot be encoded.
+    const tooLong = { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' };
+    assert.throws(() => tlswrap.createServer(serverOptions({ ALPNProtocols: ['a'.repeat(300)] })), tooLong);
+    assert.throws(() => tlswrap.connect({ port: 1, host: '127.0.0.1', ALPNProtocols: ['a'.repeat(300)] }), tooLong);
+    // A bare string on the client side is a TypeError too (node's native check).
+    assert.throws(() => tlswrap.connect({ port: 1, host: '127.0.0.1', ALPNProtocols: 'h2' }), { name: 'TypeError' });
+  });
+
+  it('other option types node checks: ticketKeys length, handshakeTimeout, SNICallback', function () {
+    assert.throws(() => tlswrap.createServer(serverOptions({ ticketKeys: Buffer.alloc(10) })),
+      { name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE', message: /must be exactly 48 bytes/ });
+    assert.throws(() => tlswrap.createServer(serverOptions({ handshakeTimeout: 'x' })),
+      { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
+    assert.throws(() => tlswrap.createServer(serverOptions({ SNICallback: 42 })),
+      { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
+  });
+});

@@ -1,0 +1,59 @@
+'use strict';
+
+// destroy() from inside an event handler ('data', 'session', 'keylog',
+// 'secureConnect' on the client; 'data', 'secure', 'secureConnection',
+// 'keylog' on the server): after it, no 'data', 'end', 'session', 'keylog'
+// (nor 'secureConnect', 'error'), one 'close', no crash. Then the same
+// scenario in a child process, which must exit by itself with code 0.
+//
+// This pins tlswrap's invariant 2 (nothing leaves the engine once destroy()
+// is asked for, even with OpenSSL on the stack). node:tls does not keep it
+// for 'keylog' and TLS 1.3 'session' (it emits the rest of the lines/tickets
+// it is processing), so those cases fail against builtin.
+
+const assert = require('node:assert');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
+const { scenarios, check } = require('./child/destroy-scenarios');
+
+const SCRIPT = path.join(__dirname, 'child', 'destroy-scenarios.js');
+const CHILD_LIMIT_MS = 10000;
+
+// Runs one scenario in a fresh node process. Resolves with its exit code and
+// how long it took; a child still running after the limit is killed and
+// reported as such.
+function runChild(name) {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const child = spawn(process.execPath, [SCRIPT, name], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (text) => { stderr += text; });
+    const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_LIMIT_MS);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, ms: Date.now() - started, stderr });
+    });
+  });
+}
+
+describe('destroy() inside event handlers', function () {
+  for (const name of Object.keys(scenarios)) {
+    it(`${name}: nothing after destroy(), one close`, async function () {
+      const { rec, who } = await scenarios[name]();
+      check(rec, who);
+    });
+  }
+});
+
+describe('destroy() inside event handlers, in a child process', function () {
+  for (const name of Object.keys(scenarios)) {
+    it(`${name}: the process exits by itself with code 0`, async function () {
+      const { code, signal, ms, stderr } = await runChild(name);
+      assert.strictEqual(signal, null, `child did not exit within ${CHILD_LIMIT_MS} ms (lingering handle?)`);
+      assert.strictEqual(code, 0, `child exited with ${code}: ${stderr}`);
+      assert.ok(ms < CHILD_LIMIT_MS);
+    });
+  }
+});

@@ -1,0 +1,209 @@
+'use strict';
+
+// End of stream: end() sends close_notify after the data; the peer gets all
+// the data, then exactly one 'end', then 'close'. With allowHalfOpen the side
+// that got 'end' may still write.
+
+const assert = require('node:assert');
+const tls = require('node:tls');
+const { once } = require('node:events');
+const { tlswrap, serverOptions, clientOptions, listen, closeServer, startRecordProxy, RecordType } = require('./common');
+
+const SIZE = 200 * 1024;
+
+function pattern(size, seed) {
+  const buf = Buffer.alloc(size);
+  for (let i = 0; i < size; i++) buf[i] = (i * 17 + seed + (i >>> 10)) & 0xff;
+  return buf;
+}
+
+// Records the order of 'data', 'end', 'close' and 'error' on a socket and
+// resolves once it closes.
+function track(socket) {
+  const log = [];
+  const chunks = [];
+  socket.on('data', (chunk) => {
+    log.push('data');
+    chunks.push(chunk);
+  });
+  socket.on('end', () => log.push('end'));
+  socket.on('error', (err) => log.push(`error ${err.code}`));
+  const closed = new Promise((resolve) => {
+    socket.on('close', () => {
+      log.push('close');
+      // A tick later, so that an event fired after 'close' would be seen too.
+      setImmediate(() => resolve({ log, data: Buffer.concat(chunks) }));
+    });
+  });
+  return closed;
+}
+
+function assertCleanEnd({ log, data }, expected, who) {
+  assert.ok(data.equals(expected), `${who}: data differs from what was sent (${data.length} bytes)`);
+  const first = log.indexOf('end');
+  assert.notStrictEqual(first, -1, `${who}: no 'end' (${log.join(',')})`);
+  assert.strictEqual(log.filter((e) => e === 'end').length, 1, `${who}: 'end' more than once`);
+  assert.ok(!log.slice(first).includes('data'), `${who}: 'data' after 'end'`);
+  assert.deepStrictEqual(log.slice(first), ['end', 'close'], `${who}: events after the data: ${log.slice(first)}`);
+}
+
+const pairs = [
+  { name: 'tlswrap server, node:tls client', server: tlswrap, client: tls },
+  { name: 'node:tls server, tlswrap client', server: tls, client: tlswrap },
+  { name: 'tlswrap server, tlswrap client', server: tlswrap, client: tlswrap },
+];
+
+// True if `record` is an encrypted close_notify/alert record: a plain alert
+// record in TLS 1.2; in TLS 1.3 an application-data record of exactly
+// 2 (alert) + 1 (inner type) + 16 (AEAD tag) bytes.
+function isAlertRecord(record, version) {
+  if (version === 'TLSv1.2') return record[0] === RecordType.alert;
+  return record[0] === RecordType.applicationData && record.readUInt16BE(3) === 19;
+}
+
+for (const version of ['TLSv1.2', 'TLSv1.3']) {
+  describe(`end() on the wire, ${version}`, function () {
+    let server;
+    let proxy;
+    const sockets = [];
+
+    afterEach(async function () {
+      for (const s of sockets.splice(0)) s.destroy();
+      if (proxy) await proxy.close();
+      proxy = null;
+      await closeServer(server);
+    });
+
+    // The last record each side sends before its FIN must be the alert,
+    // i.e. end() is a TLS close_notify and not only a TCP FIN.
+    for (const ender of ['server', 'client']) {
+      it(`tlswrap ${ender}: end() sends close_notify after the data`, async function () {
+        const data = pattern(20 * 1024, 7);
+        const impl = (side) => (side === ender ? tlswrap : tls);
+        server = impl('server').createServer(serverOptions({ maxVersion: version, minVersion: version }));
+        server.on('secureConnection', (socket) => {
+          sockets.push(socket);
+          socket.resume();
+          if (ender === 'server') socket.end(data);
+        });
+        const port = await listen(server);
+        const lastRecord = { toClient: null, toServer: null };
+        proxy = await startRecordProxy(port, (direction, record) => {
+          lastRecord[direction] = record;
+        });
+        const client = impl('client').connect(clientOptions(proxy.port));
+        sockets.push(client);
+        client.resume();
+        const closed = once(client, 'close');
+        await once(client, 'secureConnect');
+        if (ender === 'client') client.end(data);
+        await closed;
+        const record = lastRecord[ender === 'server' ? 'toClient' : 'toServer'];
+        assert.ok(record && isAlertRecord(record, version),
+          `last record from the ${ender} is not an alert: type ${record && record[0]}, length ${record && record.readUInt16BE(3)}`);
+      });
+    }
+  });
+
+  for (const pair of pairs) {
+    describe(`end of stream, ${version}, ${pair.name}`, function () {
+      let server;
+      let sockets;
+
+      async function start(serverExtra, onSecure) {
+        server = pair.server.createServer(serverOptions({ maxVersion: version, minVersion: version, ...serverExtra }));
+        server.on('secureConnection', (socket) => {
+          sockets.push(socket);
+          onSecure(socket);
+        });
+        return listen(server);
+      }
+
+      function connect(port, extra) {
+        const socket = pair.client.connect(clientOptions(port, extra));
+        sockets.push(socket);
+        return socket;
+      }
+
+      beforeEach(function () {
+        sockets = [];
+      });
+
+      afterEach(async function () {
+        for (const s of sockets) s.destroy();
+        await closeServer(server);
+      });
+
+      it('server data then end: client gets all of it, one end, then close', async function () {
+        const data = pattern(SIZE, 1);
+        let serverDone;
+        const port = await start({}, (socket) => {
+          serverDone = track(socket);
+          socket.end(data);
+        });
+        const client = connect(port);
+        const result = await track(client);
+        assertCleanEnd(result, data, 'client');
+        const serverResult = await serverDone;
+        assert.ok(!serverResult.log.some((e) => e.startsWith('error')), `server: ${serverResult.log}`);
+      });
+
+      it('client data then end: server gets all of it, one end, then close', async function () {
+        const data = pattern(SIZE, 2);
+        let serverDone;
+        const serverSocket = new Promise((resolve) => { serverDone = resolve; });
+        const port = await start({}, (socket) => serverDone(track(socket)));
+        const client = connect(port);
+        const clientDone = track(client);
+        await once(client, 'secureConnect');
+        client.end(data);
+        assertCleanEnd(await (await serverSocket), data, 'server');
+        const clientResult = await clientDone;
+        assert.ok(!clientResult.log.some((e) => e.startsWith('error')), `client: ${clientResult.log}`);
+      });
+
+      it('allowHalfOpen client writes after end and the server receives it', async function () {
+        const request = pattern(1000, 3);
+        const reply = pattern(50 * 1024, 4);
+        let serverDone;
+        const port = await start({}, (socket) => {
+          serverDone = track(socket);
+          socket.end(request);
+        });
+        const client = connect(port, { allowHalfOpen: true });
+        const clientClosed = once(client, 'close');
+        const got = [];
+        client.on('data', (chunk) => got.push(chunk));
+        await once(client, 'end');
+        assert.ok(Buffer.concat(got).equals(request));
+        // The server has closed its side; ours is still open.
+        assert.strictEqual(client.writable, true);
+        client.end(reply);
+        assertCleanEnd(await serverDone, reply, 'server');
+        await clientClosed;
+      });
+
+      it('allowHalfOpen server writes after end and the client receives it', async function () {
+        const request = pattern(1000, 5);
+        const reply = pattern(50 * 1024, 6);
+        let requestSeen;
+        const port = await start({ allowHalfOpen: true }, (socket) => {
+          const got = [];
+          socket.on('data', (chunk) => got.push(chunk));
+          socket.on('end', () => {
+            requestSeen = Buffer.concat(got);
+            // Our side is still open after the client's close_notify.
+            socket.end(reply);
+          });
+        });
+        const client = connect(port);
+        const clientDone = track(client);
+        await once(client, 'secureConnect');
+        // Only our write side ends; the reply still has to come in.
+        client.end(request);
+        assertCleanEnd(await clientDone, reply, 'client');
+        assert.ok(requestSeen && requestSeen.equals(request), 'server did not get the request before its end');
+      });
+    });
+  }
+}

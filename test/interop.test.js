@@ -1,0 +1,260 @@
+'use strict';
+
+// Interoperability: tlswrap must speak TLS 1.2 and 1.3 with node:tls, with
+// itself and with the openssl CLI, and bulk data must arrive intact (SHA-256
+// of what arrived equals SHA-256 of what was sent).
+
+const assert = require('node:assert');
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+const tls = require('node:tls');
+const { spawn, spawnSync } = require('node:child_process');
+const { once } = require('node:events');
+const { tlswrap, serverOptions, clientOptions, listen, closeServer } = require('./common');
+
+const MiB = 1024 * 1024;
+const SIZE = 32 * MiB;
+const fixturePath = (name) => path.join(__dirname, 'fixtures', name);
+const sha256 = (buf) => crypto.createHash('sha256').update(buf).digest('hex');
+const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
+
+// Two distinct payloads so that a mixed-up direction cannot pass. Made in
+// before() and dropped in after(), so other spec files don't carry them.
+let s2c, c2s, s2cHash, c2sHash;
+
+// Hashes a readable until 'end' without keeping the data.
+function sink(stream) {
+  return new Promise((resolve, reject) => {
+    const hash = crypto.createHash('sha256');
+    let bytes = 0;
+    stream.on('data', (d) => { hash.update(d); bytes += d.length; });
+    stream.once('end', () => resolve({ bytes, hash: hash.digest('hex') }));
+    stream.once('error', reject);
+  });
+}
+
+// Rejects on the first 'error' of any of the emitters.
+function failOnError(...emitters) {
+  return new Promise((resolve, reject) => {
+    for (const e of emitters) e.on('error', reject);
+  });
+}
+
+// One connection over loopback, both directions at once.
+async function nodePair(serverImpl, clientImpl, version) {
+  const server = serverImpl.createServer(serverOptions({ minVersion: version, maxVersion: version }));
+  const serverResult = new Promise((resolve, reject) => {
+    server.once('secureConnection', (sock) => {
+      sock.on('error', reject);
+      sock.write(s2c);
+      // End our side only once the client has finished sending.
+      sink(sock).then((r) => { sock.end(); resolve({ ...r, protocol: sock.getProtocol() }); }, reject);
+    });
+    server.on('tlsClientError', reject);
+  });
+  const port = await listen(server);
+  try {
+    const client = clientImpl.connect(clientOptions(port));
+    const errors = failOnError(client);
+    await Promise.race([once(client, 'secureConnect'), errors]);
+    assert.strictEqual(client.getProtocol(), version);
+    client.end(c2s);
+    const [got, srv] = await Promise.race([Promise.all([sink(client), serverResult]), errors]);
+    assert.strictEqual(srv.protocol, version);
+    assert.strictEqual(got.bytes, SIZE);
+    assert.strictEqual(got.hash, s2cHash);
+    assert.strictEqual(srv.bytes, SIZE);
+    assert.strictEqual(srv.hash, c2sHash);
+    if (!client.destroyed) await once(client, 'close');
+  } finally {
+    await closeServer(server);
+  }
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+// Starts `openssl s_server` and waits until it accepts. -quiet prints nothing
+// (no ACCEPT line), so readiness is found by a TCP probe; the probe uses up one
+// of the -naccept connections, hence '-naccept 2'.
+async function startSServer(args, cwd) {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort();
+    const proc = spawn('openssl', ['s_server', '-accept', `127.0.0.1:${port}`, '-naccept', '2',
+      '-cert', fixturePath('server-cert.pem'), '-key', fixturePath('server-key.pem'), ...args],
+    { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    proc.stdin.on('error', () => {}); // it may exit before we stop writing
+    let stderr = '';
+    proc.stderr.on('data', (d) => { stderr += d; });
+    const exited = once(proc, 'exit').then(() => false);
+    const deadline = Date.now() + 5000;
+    let ready = false;
+    while (!ready && Date.now() < deadline) {
+      ready = await Promise.race([exited, new Promise((resolve) => {
+        const s = net.connect(port, '127.0.0.1');
+        s.on('connect', () => { s.destroy(); resolve(true); });
+        s.on('error', () => setTimeout(() => resolve(false), 25));
+      })]);
+      if (proc.exitCode !== null || proc.signalCode !== null) break;
+    }
+    if (ready) return { proc, port, stderr: () => stderr };
+    proc.kill();
+    await exited;
+  }
+  throw new Error('openssl s_server did not start');
+}
+
+async function stopProc(proc) {
+  if (proc.exitCode === null && proc.signalCode === null) {
+    proc.kill();
+    await once(proc, 'exit');
+  }
+}
+
+describe('interop', function () {
+  before(function () {
+    s2c = crypto.randomBytes(SIZE);
+    c2s = crypto.randomBytes(SIZE);
+    s2cHash = sha256(s2c);
+    c2sHash = sha256(c2s);
+  });
+  after(function () {
+    s2c = c2s = null;
+  });
+
+  for (const version of ['TLSv1.2', 'TLSv1.3']) {
+    const opensslFlag = version === 'TLSv1.2' ? '-tls1_2' : '-tls1_3';
+
+    describe(`interop ${version}`, function () {
+      it('tlswrap client <-> node:tls server, 32 MiB each way', async function () {
+        await nodePair(tls, tlswrap, version);
+      });
+
+      it('node:tls client <-> tlswrap server, 32 MiB each way', async function () {
+        await nodePair(tlswrap, tls, version);
+      });
+
+      it('tlswrap client <-> tlswrap server, 32 MiB each way', async function () {
+        await nodePair(tlswrap, tlswrap, version);
+      });
+
+      describe('openssl s_server', function () {
+        let dir;
+        before(function () {
+          if (!hasOpenssl) this.skip();
+          dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tlswrap-interop-'));
+          fs.writeFileSync(path.join(dir, 'payload.bin'), s2c);
+        });
+        after(function () {
+          if (dir) fs.rmSync(dir, { recursive: true, force: true });
+        });
+
+        it('tlswrap client downloads 32 MiB from s_server -WWW', async function () {
+          const srv = await startSServer([opensslFlag, '-WWW', '-http_server_binmode'], dir);
+          try {
+            const client = tlswrap.connect(clientOptions(srv.port));
+            const errors = failOnError(client);
+            await Promise.race([once(client, 'secureConnect'), errors]);
+            assert.strictEqual(client.getProtocol(), version);
+            assert.strictEqual(client.authorized, true);
+            client.write('GET /payload.bin HTTP/1.0\r\n\r\n');
+            const chunks = [];
+            client.on('data', (d) => chunks.push(d));
+            await Promise.race([once(client, 'end'), errors]);
+            const all = Buffer.concat(chunks);
+            const bodyAt = all.indexOf('\r\n\r\n') + 4;
+            assert.match(all.subarray(0, bodyAt).toString('latin1'), /^HTTP\/1\.0 200 ok\r\n/);
+            assert.strictEqual(all.length - bodyAt, SIZE);
+            assert.strictEqual(sha256(all.subarray(bodyAt)), s2cHash);
+            client.destroy();
+          } finally {
+            await stopProc(srv.proc);
+          }
+        });
+
+        it('tlswrap client uploads to s_server (written to its stdout)', async function () {
+          // s_server -quiet copies the plaintext it reads to stdout, nothing else.
+          const srv = await startSServer([opensslFlag, '-quiet'], dir);
+          try {
+            const received = sink(srv.proc.stdout);
+            const client = tlswrap.connect(clientOptions(srv.port));
+            const errors = failOnError(client);
+            await Promise.race([once(client, 'secureConnect'), errors]);
+            assert.strictEqual(client.getProtocol(), version);
+            client.resume();
+            client.end(c2s);
+            const got = await Promise.race([received, errors]);
+            assert.strictEqual(got.bytes, SIZE);
+            assert.strictEqual(got.hash, c2sHash);
+            if (!client.destroyed) await once(client, 'close');
+          } finally {
+            await stopProc(srv.proc);
+          }
+        });
+      });
+
+      describe('openssl s_client', function () {
+        before(function () {
+          if (!hasOpenssl) this.skip();
+        });
+
+        it('s_client <-> tlswrap server, 32 MiB each way', async function () {
+          const server = tlswrap.createServer(serverOptions({ minVersion: version, maxVersion: version }));
+          const serverResult = new Promise((resolve, reject) => {
+            server.once('secureConnection', (sock) => {
+              sock.on('error', reject);
+              sock.write(s2c);
+              // s_client -quiet never closes on stdin EOF, so the server ends the
+              // connection once it has the whole upload.
+              const hash = crypto.createHash('sha256');
+              let bytes = 0;
+              sock.on('data', (d) => {
+                hash.update(d);
+                bytes += d.length;
+                if (bytes >= SIZE) {
+                  sock.end();
+                  resolve({ bytes, hash: hash.digest('hex'), protocol: sock.getProtocol() });
+                }
+              });
+            });
+            server.on('tlsClientError', reject);
+          });
+          const port = await listen(server);
+          const proc = spawn('openssl', ['s_client', '-connect', `127.0.0.1:${port}`, opensslFlag, '-quiet',
+            '-nocommands', '-CAfile', fixturePath('ca-cert.pem'), '-servername', 'localhost', '-verify_return_error'],
+          { stdio: ['pipe', 'pipe', 'pipe'] });
+          try {
+            proc.stdin.on('error', () => {});
+            let stderr = '';
+            proc.stderr.on('data', (d) => { stderr += d; });
+            const received = sink(proc.stdout);
+            proc.stdin.write(c2s); // stdin stays open: EOF would not end the session anyway
+            const [srv, got] = await Promise.all([serverResult, received]);
+            const [code] = await once(proc, 'exit');
+            assert.strictEqual(srv.protocol, version);
+            assert.strictEqual(srv.bytes, SIZE);
+            assert.strictEqual(srv.hash, c2sHash);
+            assert.strictEqual(got.bytes, SIZE, stderr);
+            assert.strictEqual(got.hash, s2cHash);
+            assert.strictEqual(code, 0, stderr);
+          } finally {
+            proc.stdin.destroy();
+            await stopProc(proc);
+            await closeServer(server);
+          }
+        });
+      });
+    });
+  }
+});

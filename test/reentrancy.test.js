@@ -1,0 +1,122 @@
+'use strict';
+
+// Writes from inside a 'data' handler re-enter the engine while it is
+// delivering plaintext. They must be safe and keep their order.
+
+const assert = require('node:assert');
+const { once } = require('node:events');
+const { tlswrap, serverOptions, clientOptions, listen, closeServer, assertSameText } = require('./common');
+
+function pattern(size) {
+  const buf = Buffer.alloc(size);
+  for (let i = 0; i < size; i++) buf[i] = (i * 11 + (i >>> 8) * 3 + (i >>> 16)) & 0xff;
+  return buf;
+}
+
+for (const version of ['TLSv1.3', 'TLSv1.2']) {
+  describe(`writes from inside 'data' handlers, ${version}`, function () {
+    let server;
+    const sockets = [];
+    const only = { minVersion: version, maxVersion: version };
+
+    // A tlswrap echo server that writes each chunk back from its 'data'
+    // handler, and ends when the client ends.
+    async function startEcho() {
+      server = tlswrap.createServer(serverOptions(only), (socket) => {
+        sockets.push(socket);
+        socket.on('data', (chunk) => socket.write(chunk));
+        socket.on('end', () => socket.end());
+      });
+      return listen(server);
+    }
+
+    afterEach(async function () {
+      for (const s of sockets.splice(0)) s.destroy();
+      if (server) await closeServer(server);
+      server = null;
+    });
+
+    it('echoes a 1 MiB pattern sent in many writes, intact and in order', async function () {
+      const data = pattern(1024 * 1024);
+      const port = await startEcho();
+      const client = tlswrap.connect(clientOptions(port, only));
+      sockets.push(client);
+      const chunks = [];
+      client.on('data', (chunk) => chunks.push(chunk));
+      const ended = once(client, 'end');
+      await once(client, 'secureConnect');
+      // Uneven sizes, so that writes and records do not line up.
+      const sizes = [1, 100, 1000, 4093, 16384, 16385, 777];
+      let offset = 0;
+      for (let i = 0; offset < data.length; i++) {
+        const size = Math.min(sizes[i % sizes.length], data.length - offset);
+        client.write(data.subarray(offset, offset + size));
+        offset += size;
+      }
+      client.end();
+      await ended;
+      const echoed = Buffer.concat(chunks);
+      assert.strictEqual(echoed.length, data.length);
+      assert.ok(echoed.equals(data), 'echo differs from what was sent');
+    });
+
+    it('ping-pong: 1000 rounds, each write made from the client\'s data handler', async function () {
+      const ROUNDS = 1000;
+      const SIZE = 64; // fixed size messages, so the client can frame them
+      const message = (n) => Buffer.from(`ping ${String(n).padStart(8, '0')} `.padEnd(SIZE, '.'));
+      const port = await startEcho();
+      const client = tlswrap.connect(clientOptions(port, only));
+      sockets.push(client);
+      let round = 0;
+      let pending = Buffer.alloc(0);
+      const mismatches = [];
+      const done = new Promise((resolve, reject) => {
+        client.on('error', reject);
+        client.on('end', () => resolve());
+        client.on('data', (chunk) => {
+          pending = Buffer.concat([pending, chunk]);
+          while (pending.length >= SIZE) {
+            const reply = pending.subarray(0, SIZE);
+            pending = pending.subarray(SIZE);
+            if (!reply.equals(message(round))) mismatches.push(round);
+            round++;
+            // The next ping goes out from inside this 'data' handler.
+            if (round < ROUNDS) client.write(message(round));
+            else client.end();
+          }
+        });
+      });
+      await once(client, 'secureConnect');
+      client.write(message(0));
+      await done;
+      assert.strictEqual(round, ROUNDS);
+      assert.deepStrictEqual(mismatches, []);
+      assert.strictEqual(pending.length, 0);
+    });
+
+    it('a server that writes several times and ends from one data handler keeps order', async function () {
+      const replies = [];
+      server = tlswrap.createServer(serverOptions(only), (socket) => {
+        sockets.push(socket);
+        socket.once('data', () => {
+          // Many small writes, one large one, and end, all re-entering.
+          for (let i = 0; i < 100; i++) socket.write(`<${i}>`);
+          socket.write(Buffer.alloc(100000, 'z'));
+          socket.end('<end>');
+        });
+      });
+      const port = await listen(server);
+      const client = tlswrap.connect(clientOptions(port, only));
+      sockets.push(client);
+      client.setEncoding('latin1');
+      client.on('data', (chunk) => replies.push(chunk));
+      const ended = once(client, 'end');
+      client.write('go');
+      await ended;
+      let expected = '';
+      for (let i = 0; i < 100; i++) expected += `<${i}>`;
+      expected += 'z'.repeat(100000) + '<end>';
+      assertSameText(replies.join(''), expected, 'replies');
+    });
+  });
+}

@@ -1,0 +1,182 @@
+'use strict';
+
+// TLS 1.2 renegotiation with socket.renegotiate(options, callback): data
+// written before, during and after it arrives complete and in order, and the
+// callback is called once, with no error, when the new handshake is done.
+// Each side of the connection is tlswrap in turn, the other end node:tls.
+
+const assert = require('node:assert');
+const tls = require('node:tls');
+const { once } = require('node:events');
+const { tlswrap, serverOptions, clientOptions, listen, closeServer, startRecordProxy, RecordType, assertSameText } =
+  require('./common');
+
+const TLS12 = { minVersion: 'TLSv1.2', maxVersion: 'TLSv1.2' };
+
+// Reads a socket to its end; resolves with the bytes as a string.
+function readAll(socket) {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk) => { text += chunk; });
+    socket.on('end', () => resolve(text));
+    socket.on('error', reject);
+  });
+}
+
+// Enough bytes that the data around the handshake spans several records.
+const big = (ch) => ch.repeat(40000);
+
+describe('renegotiation (TLS 1.2)', function () {
+  let server;
+  let sockets;
+  let proxy;
+  let wire;
+
+  beforeEach(function () {
+    sockets = [];
+    proxy = null;
+  });
+
+  afterEach(async function () {
+    for (const s of sockets) s.destroy();
+    if (proxy) await proxy.close();
+    if (server) await closeServer(server);
+    server = null;
+  });
+
+  // Puts a record proxy in front of `port` that counts handshake records
+  // seen after the first application-data record: proof on the wire that a
+  // second handshake really took place.
+  async function viaProxy(port) {
+    wire = { appData: false, lateHandshakes: 0 };
+    proxy = await startRecordProxy(port, (direction, record) => {
+      if (record[0] === RecordType.applicationData) wire.appData = true;
+      else if (record[0] === RecordType.handshake && wire.appData) wire.lateHandshakes++;
+    });
+    return proxy.port;
+  }
+
+  // Starts a server of `impl`; resolves with its port and a promise of the
+  // first server-side socket.
+  async function start(impl, extra) {
+    server = impl.createServer(serverOptions({ ...TLS12, ...extra }));
+    const secured = new Promise((resolve) => {
+      server.on('secureConnection', (socket) => {
+        sockets.push(socket);
+        resolve(socket);
+      });
+    });
+    return { port: await listen(server), secured };
+  }
+
+  function connect(impl, port, extra) {
+    const socket = impl.connect(clientOptions(port, { ...TLS12, ...extra }));
+    sockets.push(socket);
+    return socket;
+  }
+
+  // `initiator` renegotiates: writes before, during and after; the other
+  // side reads everything in order. Also returns the callback's calls.
+  async function renegotiateAndSend(initiator) {
+    const calls = [];
+    initiator.write(big('a'));
+    initiator.write('|before|');
+    const returned = initiator.renegotiate({}, (err) => {
+      calls.push(err);
+      initiator.write('|after|');
+      initiator.end(big('c'));
+    });
+    assert.strictEqual(returned, true);
+    initiator.write('|during|');
+    initiator.write(big('b'));
+    return calls;
+  }
+
+  const expected = `${big('a')}|before||during|${big('b')}|after|${big('c')}`;
+
+  for (const side of ['server', 'client']) {
+    const serverImpl = side === 'server' ? tlswrap : tls;
+    const clientImpl = side === 'client' ? tlswrap : tls;
+
+    it(`server-initiated, tlswrap ${side}: data in order, callback once`, async function () {
+      const { port, secured } = await start(serverImpl);
+      const client = connect(clientImpl, await viaProxy(port));
+      const received = readAll(client);
+      client.on('end', () => client.end());
+      const peer = await secured;
+      peer.resume();
+      const calls = await renegotiateAndSend(peer);
+      assertSameText(await received, expected, 'received');
+      assert.deepStrictEqual(calls, [null]);
+      assert.ok(wire.lateHandshakes > 0, 'no handshake records after the first data: no renegotiation');
+    });
+
+    it(`client-initiated, tlswrap ${side}: data in order, callback once`, async function () {
+      const { port, secured } = await start(serverImpl);
+      const client = connect(clientImpl, await viaProxy(port));
+      client.resume();
+      await once(client, 'secureConnect');
+      const peer = await secured;
+      const received = readAll(peer);
+      const calls = await renegotiateAndSend(client);
+      assertSameText(await received, expected, 'received');
+      assert.deepStrictEqual(calls, [null]);
+      assert.ok(wire.lateHandshakes > 0, 'no handshake records after the first data: no renegotiation');
+    });
+
+    it(`renegotiation in TLS 1.3 is refused through the callback, tlswrap ${side}`, async function () {
+      const tls13 = { minVersion: 'TLSv1.3', maxVersion: 'TLSv1.3' };
+      server = serverImpl.createServer(serverOptions(tls13));
+      const secured = new Promise((resolve) => server.on('secureConnection', resolve));
+      const port = await listen(server);
+      const client = clientImpl.connect(clientOptions(port, tls13));
+      sockets.push(client);
+      await once(client, 'secureConnect');
+      const peer = await secured;
+      sockets.push(peer);
+      const me = side === 'server' ? peer : client;
+      const other = side === 'server' ? client : peer;
+      let returned;
+      let inside = true;
+      let calledInside;
+      const err = await new Promise((resolve) => {
+        returned = me.renegotiate({}, (e) => {
+          calledInside = inside;
+          resolve(e);
+        });
+        inside = false;
+      });
+      assert.strictEqual(returned, false);
+      // node calls back on a later tick, not from inside renegotiate().
+      assert.strictEqual(calledInside, false);
+      assert.ok(err instanceof Error);
+      assert.match(err.code, /^ERR_SSL_/);
+      // The connection is still usable.
+      me.write('still here');
+      const [chunk] = await once(other, 'data');
+      assert.strictEqual(chunk.toString(), 'still here');
+    });
+  }
+
+  it('tlswrap server: more client renegotiations than CLIENT_RENEG_LIMIT is an attack', async function () {
+    const { port, secured } = await start(tlswrap);
+    const client = connect(tls, port);
+    client.on('error', () => {});
+    await once(client, 'secureConnect');
+    const peer = await secured;
+    peer.resume();
+    const errors = [];
+    peer.on('error', (err) => errors.push(err));
+    const renegotiate = () => new Promise((resolve) => client.renegotiate({}, resolve));
+    // tls.CLIENT_RENEG_LIMIT (3) renegotiations within the window are fine.
+    for (let i = 0; i < tls.CLIENT_RENEG_LIMIT; i++) {
+      assert.strictEqual(await renegotiate(), null);
+      assert.deepStrictEqual(errors, []);
+    }
+    const attacked = once(peer, 'error');
+    renegotiate();
+    const [err] = await attacked;
+    assert.strictEqual(err.code, 'ERR_TLS_SESSION_ATTACK');
+  });
+});

@@ -1,0 +1,213 @@
+'use strict';
+
+// Session resumption: the client's 'session' event and getSession(), the
+// `session` option, isSessionReused() on both ends, ticket keys shared between
+// servers and rotated with setTicketKeys(), sessionIdContext, and the
+// server's newSession/resumeSession cache for TLS 1.2 session IDs.
+
+const assert = require('node:assert');
+const crypto = require('node:crypto');
+const { once } = require('node:events');
+const { tlswrap, serverOptions, clientOptions, listen, closeServer } = require('./common');
+
+const { SSL_OP_NO_TICKET } = crypto.constants;
+
+// One connection: what the client saw (sessions included), and whether the
+// server side resumed. A full handshake brings one session in TLS 1.2 and two
+// in TLS 1.3 (OpenSSL's default of two tickets); TLS 1.3 tickets arrive after
+// the handshake, so they are waited for, within a bound.
+async function connectOnce(server, port, extra = {}) {
+  const serverSide = once(server, 'secureConnection');
+  const client = tlswrap.connect(clientOptions(port, extra));
+  const sessions = [];
+  client.on('session', (s) => sessions.push(s));
+  await once(client, 'secureConnect');
+  const [sock] = await serverSide;
+  const reused = client.isSessionReused();
+  const expected = reused ? 0 : client.getProtocol() === 'TLSv1.3' ? 2 : 1;
+  const deadline = Date.now() + 2000;
+  while (sessions.length < expected && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  const result = {
+    reused,
+    serverReused: sock.isSessionReused(),
+    sessions,
+    getSession: client.getSession(),
+    protocol: client.getProtocol(),
+  };
+  client.end();
+  await once(client, 'close');
+  return result;
+}
+
+async function startServer(extra) {
+  const server = tlswrap.createServer(serverOptions(extra));
+  const port = await listen(server);
+  return { server, port };
+}
+
+for (const version of ['TLSv1.2', 'TLSv1.3']) {
+  describe(`session resumption, ${version}`, function () {
+    const servers = [];
+    async function start(extra) {
+      const s = await startServer({ minVersion: version, maxVersion: version, ...extra });
+      servers.push(s.server);
+      return s;
+    }
+    afterEach(async function () {
+      await Promise.all(servers.splice(0).map(closeServer));
+    });
+
+    it("'session' event gives a Buffer; reconnecting with it resumes on both ends", async function () {
+      const { server, port } = await start();
+      const first = await connectOnce(server, port);
+      assert.strictEqual(first.protocol, version);
+      assert.strictEqual(first.reused, false);
+      assert.strictEqual(first.serverReused, false);
+      assert.strictEqual(first.sessions.length, version === 'TLSv1.2' ? 1 : 2);
+      for (const s of first.sessions) assert.ok(Buffer.isBuffer(s) && s.length > 0);
+      const again = await connectOnce(server, port, { session: first.sessions[0] });
+      assert.strictEqual(again.reused, true);
+      assert.strictEqual(again.serverReused, true);
+      assert.strictEqual(again.protocol, version);
+    });
+
+    it('getSession() is the latest session and resumes too', async function () {
+      const { server, port } = await start();
+      const first = await connectOnce(server, port);
+      assert.ok(Buffer.isBuffer(first.getSession));
+      assert.ok(first.getSession.equals(first.sessions[first.sessions.length - 1]));
+      const again = await connectOnce(server, port, { session: first.getSession });
+      assert.strictEqual(again.reused, true);
+    });
+
+    it('a session is accepted by any server with the same ticketKeys, no other', async function () {
+      const keys = crypto.randomBytes(48);
+      const a = await start({ ticketKeys: keys });
+      const b = await start({ ticketKeys: keys });
+      const c = await start({ ticketKeys: crypto.randomBytes(48) });
+      const fromA = await connectOnce(a.server, a.port);
+      const onB = await connectOnce(b.server, b.port, { session: fromA.sessions[0] });
+      assert.strictEqual(onB.reused, true);
+      assert.strictEqual(onB.serverReused, true);
+      // And the other way round.
+      const fromB = await connectOnce(b.server, b.port);
+      const onA = await connectOnce(a.server, a.port, { session: fromB.sessions[0] });
+      assert.strictEqual(onA.reused, true);
+      // A server with other keys does a full handshake instead.
+      const onC = await connectOnce(c.server, c.port, { session: fromA.sessions[0] });
+      assert.strictEqual(onC.reused, false);
+      assert.strictEqual(onC.serverReused, false);
+    });
+
+    it('getTicketKeys()/setTicketKeys(): round-trip, and rotation invalidates old tickets', async function () {
+      const keys = crypto.randomBytes(48);
+      const { server, port } = await start({ ticketKeys: keys });
+      const got = server.getTicketKeys();
+      assert.ok(Buffer.isBuffer(got));
+      assert.strictEqual(got.length, 48);
+      assert.ok(got.equals(keys));
+
+      const first = await connectOnce(server, port);
+      const fresh = crypto.randomBytes(48);
+      server.setTicketKeys(fresh);
+      assert.ok(server.getTicketKeys().equals(fresh));
+      const rotated = await connectOnce(server, port, { session: first.sessions[0] });
+      assert.strictEqual(rotated.reused, false);
+      server.setTicketKeys(keys);
+      const restored = await connectOnce(server, port, { session: first.sessions[0] });
+      assert.strictEqual(restored.reused, true);
+    });
+
+    it('default ticket keys: 48 random bytes, different per server', async function () {
+      const a = await start();
+      const b = await start();
+      assert.strictEqual(a.server.getTicketKeys().length, 48);
+      assert.ok(!a.server.getTicketKeys().equals(b.server.getTicketKeys()));
+    });
+
+    it('sessionIdContext must match for a session to resume', async function () {
+      const keys = crypto.randomBytes(48);
+      const a = await start({ ticketKeys: keys, sessionIdContext: 'context-a' });
+      const a2 = await start({ ticketKeys: keys, sessionIdContext: 'context-a' });
+      const b = await start({ ticketKeys: keys, sessionIdContext: 'context-b' });
+      const first = await connectOnce(a.server, a.port);
+      const same = await connectOnce(a2.server, a2.port, { session: first.sessions[0] });
+      assert.strictEqual(same.reused, true);
+      const other = await connectOnce(b.server, b.port, { session: first.sessions[0] });
+      assert.strictEqual(other.reused, false);
+    });
+
+    it('a session from one server is not resumed by an unrelated server (full handshake, no error)',
+      async function () {
+        const a = await start();
+        const b = await start();
+        const first = await connectOnce(a.server, a.port);
+        const onB = await connectOnce(b.server, b.port, { session: first.sessions[0] });
+        assert.strictEqual(onB.reused, false);
+        assert.strictEqual(onB.protocol, version);
+      });
+  });
+}
+
+describe('session resumption, TLS 1.2 session IDs (no tickets)', function () {
+  let server, port;
+  const cache = new Map();
+  const calls = { newSession: 0, resumeHits: 0 };
+  before(async function () {
+    ({ server, port } = await startServer({ maxVersion: 'TLSv1.2', secureOptions: SSL_OP_NO_TICKET }));
+    server.on('newSession', (id, data, cb) => {
+      calls.newSession++;
+      assert.ok(Buffer.isBuffer(id) && Buffer.isBuffer(data));
+      cache.set(id.toString('hex'), data);
+      cb();
+    });
+    server.on('resumeSession', (id, cb) => {
+      // Also called for a first connection: an OpenSSL 3 client sends a
+      // random session ID for middlebox compatibility.
+      const data = cache.get(id.toString('hex'));
+      if (data) calls.resumeHits++;
+      cb(null, data || null);
+    });
+  });
+  after(async function () {
+    await closeServer(server);
+  });
+
+  it("newSession stores, resumeSession finds: the session resumes", async function () {
+    const first = await connectOnce(server, port);
+    assert.strictEqual(first.reused, false);
+    assert.strictEqual(calls.newSession, 1);
+    assert.strictEqual(cache.size, 1);
+    const again = await connectOnce(server, port, { session: first.sessions[0] });
+    assert.strictEqual(calls.resumeHits, 1);
+    assert.strictEqual(again.reused, true);
+    assert.strictEqual(again.serverReused, true);
+  });
+
+  it('resumeSession answering null: full handshake', async function () {
+    const first = await connectOnce(server, port);
+    cache.clear();
+    const again = await connectOnce(server, port, { session: first.sessions[0] });
+    assert.strictEqual(again.reused, false);
+  });
+
+  it('without newSession/resumeSession handlers (no internal cache) nothing resumes', async function () {
+    const plain = await startServer({ maxVersion: 'TLSv1.2', secureOptions: SSL_OP_NO_TICKET });
+    try {
+      const first = await connectOnce(plain.server, plain.port);
+      const again = await connectOnce(plain.server, plain.port, { session: first.sessions[0] });
+      assert.strictEqual(again.reused, false);
+    } finally {
+      await closeServer(plain.server);
+    }
+  });
+});
+
+describe('ticket key option checks', function () {
+  it('setTicketKeys with a string throws ERR_INVALID_ARG_TYPE', function () {
+    const server = tlswrap.createServer(serverOptions());
+    assert.throws(() => server.setTicketKeys('x'.repeat(48)), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
+  });
+});

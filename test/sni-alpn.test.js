@@ -1,0 +1,234 @@
+'use strict';
+
+// SNI (SNICallback, addContext, the client's servername, the server socket's
+// servername) and ALPN (strings, wire-format buffers, ALPNCallback, no overlap).
+
+const assert = require('node:assert');
+const { once } = require('node:events');
+const { fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer } = require('./common');
+
+const otherOptions = { key: fixtures.otherKey, cert: fixtures.otherCert };
+
+// Connects one client to a fresh server and reports both sides once closed.
+async function handshake(serverOpts, clientOpts, setup) {
+  const server = tlswrap.createServer(serverOpts);
+  if (setup) setup(server);
+  const result = { server: { events: [] }, client: { events: [] } };
+  server.on('secureConnection', (sock) => {
+    result.server.events.push('secureConnection');
+    result.server.servername = sock.servername;
+    result.server.alpnProtocol = sock.alpnProtocol;
+    sock.on('error', () => {});
+  });
+  server.on('tlsClientError', (err) => {
+    result.server.events.push('tlsClientError');
+    result.server.error = err;
+  });
+  const port = await listen(server);
+  try {
+    const client = tlswrap.connect({ host: '127.0.0.1', port, ca: fixtures.ca, ...clientOpts });
+    client.on('secureConnect', () => {
+      result.client.events.push('secureConnect');
+      result.client.authorized = client.authorized;
+      result.client.authorizationError = client.authorizationError;
+      result.client.cn = client.getPeerCertificate().subject.CN;
+      result.client.alpnProtocol = client.alpnProtocol;
+      client.end();
+    });
+    client.on('error', (err) => {
+      result.client.events.push('error');
+      result.client.error = err;
+    });
+    client.resume();
+    await new Promise((resolve) => client.on('close', resolve));
+    // The server side may report a beat after the client has gone.
+    if (result.server.events.length === 0) {
+      await Promise.race([once(server, 'secureConnection'), once(server, 'tlsClientError')]);
+    }
+    return result;
+  } finally {
+    await closeServer(server);
+  }
+}
+
+describe('SNI', function () {
+  it('SNICallback answering synchronously picks other.example\'s context', async function () {
+    const calls = [];
+    const other = tlswrap.createSecureContext(otherOptions);
+    const r = await handshake(serverOptions({
+      SNICallback: (name, cb) => { calls.push(name); cb(null, other); },
+    }), { servername: 'other.example' });
+    assert.deepStrictEqual(calls, ['other.example']);
+    assert.deepStrictEqual(r.client.events, ['secureConnect']);
+    assert.strictEqual(r.client.authorized, true);
+    assert.strictEqual(r.client.cn, 'other.example');
+    assert.strictEqual(r.server.servername, 'other.example');
+  });
+
+  it('SNICallback answering later (async) works the same', async function () {
+    const other = tlswrap.createSecureContext(otherOptions);
+    const r = await handshake(serverOptions({
+      SNICallback: (name, cb) => setTimeout(() => cb(null, name === 'other.example' ? other : null), 20),
+    }), { servername: 'other.example' });
+    assert.deepStrictEqual(r.client.events, ['secureConnect']);
+    assert.strictEqual(r.client.cn, 'other.example');
+    assert.strictEqual(r.server.servername, 'other.example');
+  });
+
+  it('SNICallback answering no context keeps the default certificate', async function () {
+    const r = await handshake(serverOptions({ SNICallback: (name, cb) => cb(null) }), { servername: 'localhost' });
+    assert.deepStrictEqual(r.client.events, ['secureConnect']);
+    assert.strictEqual(r.client.cn, 'localhost');
+    assert.strictEqual(r.client.authorized, true);
+  });
+
+  it('SNICallback error: server tlsClientError with that very error, client ECONNRESET', async function () {
+    const boom = new Error('boom');
+    const r = await handshake(serverOptions({ SNICallback: (name, cb) => cb(boom) }), { servername: 'other.example' });
+    assert.deepStrictEqual(r.server.events, ['tlsClientError']);
+    assert.strictEqual(r.server.error, boom);
+    assert.deepStrictEqual(r.client.events, ['error']);
+    assert.strictEqual(r.client.error.code, 'ECONNRESET');
+  });
+
+  it('no SNI sent (IP host, no servername): SNICallback not called, server servername is false', async function () {
+    let called = 0;
+    const r = await handshake(serverOptions({ SNICallback: (name, cb) => { called++; cb(null); } }), {});
+    assert.strictEqual(called, 0);
+    assert.deepStrictEqual(r.client.events, ['secureConnect']);
+    assert.strictEqual(r.client.authorized, true); // 127.0.0.1 is an IP SAN
+    assert.strictEqual(r.server.servername, false);
+  });
+
+  it("servername '' sends no SNI either", async function () {
+    const r = await handshake(serverOptions(), { servername: '' });
+    assert.strictEqual(r.server.servername, false);
+  });
+
+  describe('server.addContext', function () {
+    let server, port;
+    before(async function () {
+      server = tlswrap.createServer(serverOptions());
+      server.on('secureConnection', (sock) => sock.end(sock.servername || '-'));
+      // Options object form and SecureContext form.
+      server.addContext('other.example', otherOptions);
+      server.addContext('*.wild.example', tlswrap.createSecureContext(otherOptions));
+      port = await listen(server);
+    });
+    after(async function () {
+      await closeServer(server);
+    });
+
+    async function certFor(servername) {
+      const client = tlswrap.connect({ host: '127.0.0.1', port, servername, ca: fixtures.ca, rejectUnauthorized: false });
+      await once(client, 'secureConnect');
+      const cn = client.getPeerCertificate().subject.CN;
+      const [echo] = await once(client, 'data');
+      client.destroy();
+      return { cn, echo: echo.toString(), authorizationError: client.authorizationError };
+    }
+
+    it('the matching name gets the added context', async function () {
+      assert.deepStrictEqual(await certFor('other.example'),
+        { cn: 'other.example', echo: 'other.example', authorizationError: null });
+    });
+
+    it('a wildcard matches one label', async function () {
+      const r = await certFor('a.wild.example');
+      assert.strictEqual(r.cn, 'other.example');
+      assert.strictEqual(r.echo, 'a.wild.example');
+      // Served other.example's cert, so the name does not match it.
+      assert.strictEqual(r.authorizationError, 'ERR_TLS_CERT_ALTNAME_INVALID');
+      assert.strictEqual((await certFor('b.a.wild.example')).cn, 'localhost');
+    });
+
+    it('other names get the default context', async function () {
+      assert.deepStrictEqual(await certFor('localhost'), { cn: 'localhost', echo: 'localhost', authorizationError: null });
+    });
+
+    it('addContext with a non-object context throws ERR_INVALID_ARG_TYPE', function () {
+      assert.throws(() => server.addContext('x.example', 5), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
+    });
+  });
+});
+
+describe('ALPN', function () {
+  const wire = (...names) => Buffer.concat(names.map((n) => Buffer.concat([Buffer.from([n.length]), Buffer.from(n)])));
+
+  it('arrays of strings: the server picks its first match among the client\'s offers', async function () {
+    const r = await handshake(serverOptions({ ALPNProtocols: ['h2', 'http/1.1'] }),
+      { servername: 'localhost', ALPNProtocols: ['http/1.1', 'h2'] });
+    assert.strictEqual(r.client.alpnProtocol, 'h2');
+    assert.strictEqual(r.server.alpnProtocol, 'h2');
+  });
+
+  it('wire-format Buffer on both sides', async function () {
+    const r = await handshake(serverOptions({ ALPNProtocols: wire('h2', 'http/1.1') }),
+      { servername: 'localhost', ALPNProtocols: wire('http/1.1') });
+    assert.strictEqual(r.client.alpnProtocol, 'http/1.1');
+    assert.strictEqual(r.server.alpnProtocol, 'http/1.1');
+  });
+
+  it('Uint8Array form', async function () {
+    const r = await handshake(serverOptions({ ALPNProtocols: new Uint8Array(wire('x', 'h2')) }),
+      { servername: 'localhost', ALPNProtocols: new Uint8Array(wire('h2')) });
+    assert.strictEqual(r.client.alpnProtocol, 'h2');
+    assert.strictEqual(r.server.alpnProtocol, 'h2');
+  });
+
+  it('only one side has ALPN: alpnProtocol is false on both', async function () {
+    const a = await handshake(serverOptions({ ALPNProtocols: ['h2'] }), { servername: 'localhost' });
+    assert.strictEqual(a.client.alpnProtocol, false);
+    assert.strictEqual(a.server.alpnProtocol, false);
+    const b = await handshake(serverOptions(), { servername: 'localhost', ALPNProtocols: ['h2'] });
+    assert.strictEqual(b.client.alpnProtocol, false);
+    assert.strictEqual(b.server.alpnProtocol, false);
+  });
+
+  for (const version of ['TLSv1.2', 'TLSv1.3']) {
+    it(`no overlap, ${version}: server ERR_SSL_NO_APPLICATION_PROTOCOL, client gets the alert`, async function () {
+      const r = await handshake(serverOptions({ ALPNProtocols: ['h2'], maxVersion: version }),
+        { servername: 'localhost', ALPNProtocols: ['http/1.1'] });
+      assert.deepStrictEqual(r.server.events, ['tlsClientError']);
+      assert.strictEqual(r.server.error.code, 'ERR_SSL_NO_APPLICATION_PROTOCOL');
+      assert.strictEqual(r.server.error.reason, 'no application protocol');
+      assert.deepStrictEqual(r.client.events, ['error']);
+      assert.strictEqual(r.client.error.code, 'ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL');
+      assert.strictEqual(r.client.error.reason, 'tlsv1 alert no application protocol');
+    });
+  }
+
+  describe('ALPNCallback', function () {
+    it('gets {servername, protocols} and its answer is the protocol', async function () {
+      const calls = [];
+      const r = await handshake(serverOptions({
+        ALPNCallback: (arg) => { calls.push(arg); return arg.protocols[1]; },
+      }), { servername: 'localhost', ALPNProtocols: ['a', 'b'] });
+      assert.deepStrictEqual(calls, [{ servername: 'localhost', protocols: ['a', 'b'] }]);
+      assert.strictEqual(r.client.alpnProtocol, 'b');
+      assert.strictEqual(r.server.alpnProtocol, 'b');
+    });
+
+    it('answering undefined refuses: no_application_protocol', async function () {
+      const r = await handshake(serverOptions({ ALPNCallback: () => undefined }),
+        { servername: 'localhost', ALPNProtocols: ['a'] });
+      assert.strictEqual(r.server.error.code, 'ERR_SSL_NO_APPLICATION_PROTOCOL');
+      assert.strictEqual(r.client.error.code, 'ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL');
+    });
+
+    it('answering a protocol not offered: tlsClientError ERR_TLS_ALPN_CALLBACK_INVALID_RESULT', async function () {
+      const r = await handshake(serverOptions({ ALPNCallback: () => 'zz' }),
+        { servername: 'localhost', ALPNProtocols: ['a', 'b'] });
+      assert.deepStrictEqual(r.server.events, ['tlsClientError']);
+      assert.strictEqual(r.server.error.name, 'TypeError');
+      assert.strictEqual(r.server.error.code, 'ERR_TLS_ALPN_CALLBACK_INVALID_RESULT');
+      assert.deepStrictEqual(r.client.events, ['error']);
+      assert.strictEqual(r.client.error.code, 'ECONNRESET');
+    });
+
+    it('with ALPNProtocols too: throws ERR_TLS_ALPN_CALLBACK_WITH_PROTOCOLS', function () {
+      assert.throws(() => tlswrap.createServer(serverOptions({ ALPNCallback: () => 'a', ALPNProtocols: ['a'] })),
+        { name: 'TypeError', code: 'ERR_TLS_ALPN_CALLBACK_WITH_PROTOCOLS' });
+    });
+  });
+});

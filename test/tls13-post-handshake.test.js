@@ -1,0 +1,249 @@
+'use strict';
+
+// TLS 1.3 post-handshake messages arrive between data records: KeyUpdate
+// (driven by a real OpenSSL peer, `openssl s_server` / `s_client`, whose
+// stdin takes a line `k` or `K` to send one) and NewSessionTicket. Data on
+// both sides of them must arrive complete and in order, and a 'session'
+// event must sit between the data written before and after its ticket.
+
+const assert = require('node:assert');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
+const { once } = require('node:events');
+const { builtin, tlswrap, serverOptions, clientOptions, listen, closeServer, assertSameText } = require('./common');
+
+const fixturesDir = path.join(__dirname, 'fixtures');
+const TLS13 = { minVersion: 'TLSv1.3', maxVersion: 'TLSv1.3' };
+const TIMEOUT = 5000;
+
+// An `openssl` child process with -msg on, so that each handshake message it
+// sends (>>>) or receives (<<<) is printed as it happens: that is how the
+// test knows a KeyUpdate went out before it types the next line.
+class OpenSSL {
+  constructor(args) {
+    this.out = '';
+    this.proc = spawn('openssl', [...args, '-msg'], { cwd: fixturesDir, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.proc.stdout.setEncoding('latin1');
+    this.proc.stdout.on('data', (text) => { this.out += text; });
+    this.proc.stderr.resume();
+    this.exited = once(this.proc, 'exit');
+  }
+
+  // Resolves with the match once stdout matches `re`.
+  waitFor(re) {
+    return until(() => re.exec(this.out), `openssl output to match ${re}`);
+  }
+
+  line(text) {
+    this.proc.stdin.write(`${text}\n`);
+  }
+
+  async stop() {
+    if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill();
+    await this.exited;
+  }
+}
+
+// Polls `get` until it returns something truthy (bounded, then rejects).
+function until(get, what) {
+  const deadline = Date.now() + TIMEOUT;
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const value = get();
+      if (value) resolve(value);
+      else if (Date.now() > deadline) reject(new Error(`timed out waiting for ${what}`));
+      else setTimeout(check, 5);
+    };
+    check();
+  });
+}
+
+function textOf(socket) {
+  const state = { text: '' };
+  socket.setEncoding('latin1');
+  socket.on('data', (chunk) => { state.text += chunk; });
+  return state;
+}
+
+// A KeyUpdate record from openssl's msg output, by direction.
+const SENT_KEY_UPDATE = /^>>> .*KeyUpdate/m;
+const RECEIVED_KEY_UPDATE = /^<<< .*KeyUpdate/m;
+
+describe('TLS 1.3 KeyUpdate against openssl', function () {
+  let ossl;
+  let server;
+  const sockets = [];
+
+  afterEach(async function () {
+    for (const s of sockets.splice(0)) s.destroy();
+    if (ossl) await ossl.stop();
+    ossl = null;
+    if (server) await closeServer(server);
+    server = null;
+  });
+
+  // The payloads are long enough to take more than one record each.
+  const before = `before-${'b'.repeat(20000)}`;
+  const after = `after-${'a'.repeat(20000)}`;
+
+  for (const [letter, requested] of [['k', false], ['K', true]]) {
+    it(`tlswrap client, s_server sends KeyUpdate (${letter}): data before and after in order`, async function () {
+      ossl = new OpenSSL(['s_server', '-accept', '127.0.0.1:0', '-naccept', '1', '-tls1_3',
+        '-key', 'server-key.pem', '-cert', 'server-cert.pem']);
+      const [, port] = await ossl.waitFor(/ACCEPT 127\.0\.0\.1:(\d+)/);
+      const client = tlswrap.connect(clientOptions(Number(port), TLS13));
+      sockets.push(client);
+      const got = textOf(client);
+      await once(client, 'secureConnect');
+
+      ossl.line(before);
+      await until(() => got.text.length >= before.length + 1, 'the data before the KeyUpdate');
+      ossl.line(letter);
+      await ossl.waitFor(SENT_KEY_UPDATE);
+      ossl.line(after);
+      await until(() => got.text.length >= before.length + after.length + 2, 'the data after the KeyUpdate');
+      assertSameText(got.text, `${before}\n${after}\n`, 'received');
+
+      // Our writes still reach openssl under the new keys; if it asked for
+      // it (K), our KeyUpdate precedes the data.
+      client.write('from-client\n');
+      await ossl.waitFor(/^from-client$/m);
+      const answer = RECEIVED_KEY_UPDATE.exec(ossl.out);
+      if (requested) {
+        assert.ok(answer, 'tlswrap did not answer the requested KeyUpdate');
+        assert.ok(answer.index < ossl.out.indexOf('from-client'), 'KeyUpdate answer came after the data');
+      } else {
+        assert.strictEqual(answer, null, 'tlswrap sent a KeyUpdate that was not requested');
+      }
+      const closed = once(client, 'close');
+      client.end();
+      await closed;
+      const [code] = await ossl.exited;
+      assert.strictEqual(code, 0);
+    });
+
+    it(`tlswrap server, s_client sends KeyUpdate (${letter}): data before and after in order`, async function () {
+      server = tlswrap.createServer(serverOptions(TLS13));
+      const secured = once(server, 'secureConnection');
+      const port = await listen(server);
+      ossl = new OpenSSL(['s_client', '-connect', `127.0.0.1:${port}`, '-tls1_3',
+        '-CAfile', 'ca-cert.pem', '-servername', 'localhost']);
+      const [peer] = await secured;
+      sockets.push(peer);
+      const got = textOf(peer);
+
+      ossl.line(before);
+      await until(() => got.text.length >= before.length + 1, 'the data before the KeyUpdate');
+      ossl.line(letter);
+      await ossl.waitFor(SENT_KEY_UPDATE);
+      ossl.line(after);
+      await until(() => got.text.length >= before.length + after.length + 2, 'the data after the KeyUpdate');
+      assertSameText(got.text, `${before}\n${after}\n`, 'received');
+
+      peer.write('from-server\n');
+      await ossl.waitFor(/^from-server$/m);
+      const answer = RECEIVED_KEY_UPDATE.exec(ossl.out);
+      if (requested) {
+        assert.ok(answer, 'tlswrap did not answer the requested KeyUpdate');
+        assert.ok(answer.index < ossl.out.indexOf('from-server'), 'KeyUpdate answer came after the data');
+      } else {
+        assert.strictEqual(answer, null, 'tlswrap sent a KeyUpdate that was not requested');
+      }
+      // EOF on stdin makes s_client send close_notify and exit.
+      const ended = once(peer, 'end');
+      ossl.proc.stdin.end();
+      await ended;
+      const [code] = await ossl.exited;
+      assert.strictEqual(code, 0);
+    });
+  }
+});
+
+describe('TLS 1.3 NewSessionTicket and sessions', function () {
+  let server;
+  const sockets = [];
+
+  afterEach(async function () {
+    for (const s of sockets.splice(0)) s.destroy();
+    if (server) await closeServer(server);
+    server = null;
+  });
+
+  it('a session event sits between the data written before and after its ticket', async function () {
+    // Test-only hook of the engine: serverSocket._handle.newSessionTicket()
+    // sends one NewSessionTicket. node:tls has no way to do that on demand.
+    if (builtin) this.skip();
+    const A = 'A'.repeat(20000);
+    const B = 'B'.repeat(20000);
+    server = tlswrap.createServer(serverOptions(TLS13));
+    server.on('secureConnection', (socket) => {
+      sockets.push(socket);
+      // OpenSSL sends a TLS 1.3 server's automatic tickets right after its
+      // first application data, so: 'x' (the tickets follow it), then wait
+      // for the client's 'go', which comes after all of that.
+      socket.write('x');
+      socket.once('data', () => {
+        // Written back to back, so the ticket travels in the same burst as
+        // the data around it and the client has to split that burst
+        // correctly. (The hook is expected to queue the ticket behind data
+        // already passed to write(), as a later write would be.)
+        socket.write(A);
+        socket._handle.newSessionTicket();
+        socket.end(B);
+      });
+    });
+    const port = await listen(server);
+    const client = tlswrap.connect(clientOptions(port, TLS13));
+    sockets.push(client);
+    const events = [];
+    client.setEncoding('latin1');
+    client.on('data', (chunk) => {
+      events.push(chunk);
+      if (chunk === 'x') client.write('go');
+    });
+    client.on('session', () => events.push('<session>'));
+    await once(client, 'end');
+
+    // From the first byte of A on: A, exactly one session, B.
+    const start = events.findIndex((e) => e !== '<session>' && e !== 'x');
+    const later = events.slice(start);
+    const sessions = later.filter((e) => e === '<session>').length;
+    assert.strictEqual(sessions, 1, `expected one session event among the data, got ${sessions}`);
+    const at = later.indexOf('<session>');
+    assertSameText(later.slice(0, at).join(''), A, 'data before the session event (should be what was written before the ticket)');
+    assertSameText(later.slice(at + 1).join(''), B, 'data after the session event (should be what was written after the ticket)');
+  });
+
+  for (const version of ['TLSv1.3', 'TLSv1.2']) {
+    it(`a session from the 'session' event resumes a second connection (${version})`, async function () {
+      const only = { minVersion: version, maxVersion: version };
+      server = tlswrap.createServer(serverOptions(only));
+      server.on('secureConnection', (socket) => {
+        sockets.push(socket);
+        socket.end('hi');
+      });
+      const port = await listen(server);
+
+      const first = tlswrap.connect(clientOptions(port, only));
+      sockets.push(first);
+      const firstClosed = once(first, 'close');
+      const sessions = [];
+      first.on('session', (session) => sessions.push(session));
+      first.resume();
+      await once(first, 'secureConnect');
+      assert.strictEqual(first.isSessionReused(), false);
+      // In TLS 1.3 the tickets come after the handshake; wait for one.
+      await until(() => sessions.length > 0, "a 'session' event");
+      await firstClosed;
+      assert.ok(sessions.every((s) => Buffer.isBuffer(s) && s.length > 0));
+
+      const second = tlswrap.connect(clientOptions(port, { ...only, session: sessions[sessions.length - 1] }));
+      sockets.push(second);
+      const secondClosed = once(second, 'close');
+      second.resume();
+      await once(second, 'secureConnect');
+      assert.strictEqual(second.isSessionReused(), true);
+      await secondClosed;
+    });
+  }
+});

@@ -1,0 +1,373 @@
+'use strict';
+
+// Certificate verification, both directions: the error codes, where they are
+// reported, `authorized`/`authorizationError`, hostname checks, client
+// certificates, and the default trust store (NODE_EXTRA_CA_CERTS).
+
+const assert = require('node:assert');
+const path = require('node:path');
+const tls = require('node:tls');
+const { X509Certificate } = require('node:crypto');
+const { execFile } = require('node:child_process');
+const { fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer } = require('./common');
+
+// Runs `fn(server, port)` against a listening tlswrap server, then closes it.
+async function withServer(opts, fn) {
+  const server = tlswrap.createServer(opts);
+  const port = await listen(server);
+  try {
+    return await fn(server, port);
+  } finally {
+    await closeServer(server);
+  }
+}
+
+// Follows one client until 'close': what it saw, in order.
+function follow(client) {
+  return new Promise((resolve) => {
+    const seen = { events: [], error: null, authorized: undefined, authorizationError: undefined };
+    client.on('secureConnect', () => {
+      seen.events.push('secureConnect');
+      seen.authorized = client.authorized;
+      seen.authorizationError = client.authorizationError;
+      seen.protocol = client.getProtocol();
+      client.end();
+    });
+    client.on('error', (err) => {
+      seen.events.push('error');
+      seen.error = err;
+    });
+    client.resume();
+    client.on('close', () => resolve(seen));
+  });
+}
+
+// The first of 'secureConnection' / 'tlsClientError' on a server.
+function serverVerdict(server) {
+  return new Promise((resolve) => {
+    server.once('secureConnection', (sock) => {
+      sock.on('error', () => {});
+      resolve({
+        secure: true, authorized: sock.authorized, authorizationError: sock.authorizationError,
+        peer: sock.getPeerCertificate(), protocol: sock.getProtocol(),
+      });
+    });
+    server.once('tlsClientError', (err) => resolve({ secure: false, error: err }));
+  });
+}
+
+const selfSignedServer = () => ({ key: fixtures.selfSignedKey, cert: fixtures.selfSignedCert });
+
+describe('verify: client checks the server', function () {
+  it('CA not given -> error UNABLE_TO_VERIFY_LEAF_SIGNATURE, server sees ECONNRESET', async function () {
+    await withServer(serverOptions(), async (server, port) => {
+      const verdict = serverVerdict(server);
+      const seen = await follow(tlswrap.connect(clientOptions(port, { ca: undefined })));
+      assert.deepStrictEqual(seen.events, ['error']);
+      assert.ok(seen.error instanceof Error);
+      assert.strictEqual(seen.error.code, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+      assert.strictEqual(seen.error.message, 'unable to verify the first certificate');
+      // The client drops the TCP connection mid-handshake.
+      const v = await verdict;
+      assert.strictEqual(v.secure, false);
+      assert.strictEqual(v.error.code, 'ECONNRESET');
+      assert.strictEqual(v.error.message, 'socket hang up');
+    });
+  });
+
+  it('self-signed server -> error DEPTH_ZERO_SELF_SIGNED_CERT', async function () {
+    await withServer(selfSignedServer(), async (server, port) => {
+      server.on('tlsClientError', () => {});
+      const seen = await follow(tlswrap.connect(clientOptions(port, { ca: undefined })));
+      assert.deepStrictEqual(seen.events, ['error']);
+      assert.strictEqual(seen.error.code, 'DEPTH_ZERO_SELF_SIGNED_CERT');
+      assert.strictEqual(seen.error.message, 'self-signed certificate');
+    });
+  });
+
+  it('the fixture CA is not trusted by default; giving it as `ca` is', async function () {
+    await withServer(serverOptions(), async (server, port) => {
+      server.on('tlsClientError', () => {});
+      const without = await follow(tlswrap.connect({ host: '127.0.0.1', port, servername: 'localhost' }));
+      assert.strictEqual(without.error.code, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+      const withCa = await follow(tlswrap.connect(clientOptions(port)));
+      assert.deepStrictEqual(withCa.events, ['secureConnect']);
+      assert.strictEqual(withCa.authorized, true);
+      assert.strictEqual(withCa.authorizationError, null);
+    });
+  });
+
+  for (const [what, serverOpts, code] of [
+    ['unknown CA', serverOptions(), 'UNABLE_TO_VERIFY_LEAF_SIGNATURE'],
+    ['self-signed', selfSignedServer(), 'DEPTH_ZERO_SELF_SIGNED_CERT'],
+  ]) {
+    it(`${what} with rejectUnauthorized:false -> secureConnect, authorized false, authorizationError ${code}`,
+      async function () {
+        await withServer(serverOpts, async (server, port) => {
+          const verdict = serverVerdict(server);
+          const seen = await follow(tlswrap.connect(clientOptions(port, { ca: undefined, rejectUnauthorized: false })));
+          assert.deepStrictEqual(seen.events, ['secureConnect']);
+          assert.strictEqual(seen.authorized, false);
+          assert.strictEqual(seen.authorizationError, code);
+          const v = await verdict;
+          assert.strictEqual(v.secure, true);
+        });
+      });
+  }
+
+  it('ca given -> authorized true (TLS 1.2 and 1.3)', async function () {
+    await withServer(serverOptions(), async (server, port) => {
+      for (const version of ['TLSv1.2', 'TLSv1.3']) {
+        const seen = await follow(tlswrap.connect(clientOptions(port, { maxVersion: version, minVersion: version })));
+        assert.deepStrictEqual(seen.events, ['secureConnect']);
+        assert.strictEqual(seen.protocol, version);
+        assert.strictEqual(seen.authorized, true);
+        assert.strictEqual(seen.authorizationError, null);
+      }
+    });
+  });
+
+  it('ca as an array, among other CAs, is enough', async function () {
+    await withServer(serverOptions(), async (server, port) => {
+      const seen = await follow(tlswrap.connect(clientOptions(port, { ca: [fixtures.selfSignedCert, fixtures.ca] })));
+      assert.strictEqual(seen.authorized, true);
+    });
+  });
+});
+
+describe('verify: hostname', function () {
+  const altnames = "DNS:localhost, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1";
+
+  it("servername 'wrong.example' -> ERR_TLS_CERT_ALTNAME_INVALID with reason, host, cert", async function () {
+    await withServer(serverOptions(), async (server, port) => {
+      server.on('tlsClientError', () => {});
+      const seen = await follow(tlswrap.connect(clientOptions(port, { servername: 'wrong.example' })));
+      assert.deepStrictEqual(seen.events, ['error']);
+      const err = seen.error;
+      assert.strictEqual(err.code, 'ERR_TLS_CERT_ALTNAME_INVALID');
+      assert.strictEqual(err.reason, `Host: wrong.example. is not in the cert's altnames: ${altnames}`);
+      assert.strictEqual(err.message, `Hostname/IP does not match certificate's altnames: ${err.reason}`);
+      assert.strictEqual(err.host, 'wrong.example');
+      assert.strictEqual(err.cert.subject.CN, 'localhost');
+      assert.strictEqual(err.cert.subjectaltname, altnames);
+    });
+  });
+
+  it('wrong hostname with rejectUnauthorized:false -> authorizationError is the code', async function () {
+    await withServer(serverOptions(), async (server, port) => {
+      const seen = await follow(tlswrap.connect(clientOptions(port, { servername: 'wrong.example', rejectUnauthorized: false })));
+      assert.deepStrictEqual(seen.events, ['secureConnect']);
+      assert.strictEqual(seen.authorized, false);
+      assert.strictEqual(seen.authorizationError, 'ERR_TLS_CERT_ALTNAME_INVALID');
+    });
+  });
+
+  it('no servername: the IP in `host` is checked against IP SANs', async function () {
+    await withServer(serverOptions(), async (server, port) => {
+      const calls = [];
+      const seen = await follow(tlswrap.connect({
+        host: '127.0.0.1', port, ca: fixtures.ca,
+        checkServerIdentity: (host, cert) => { calls.push(host); return tls.checkServerIdentity(host, cert); },
+      }));
+      assert.deepStrictEqual(calls, ['127.0.0.1']);
+      assert.strictEqual(seen.authorized, true);
+    });
+  });
+
+  it('custom checkServerIdentity gets (hostname, cert); its Error is the one emitted', async function () {
+    await withServer(serverOptions(), async (server, port) => {
+      server.on('tlsClientError', () => {});
+      const calls = [];
+      const mine = new Error('not my server');
+      mine.code = 'MY_CHECK';
+      const seen = await follow(tlswrap.connect(clientOptions(port, {
+        checkServerIdentity: (...args) => { calls.push(args); return mine; },
+      })));
+      assert.strictEqual(calls.length, 1);
+      const [host, cert] = calls[0];
+      assert.strictEqual(host, 'localhost');
+      assert.strictEqual(cert.subject.CN, 'localhost');
+      assert.strictEqual(cert.issuer.CN, 'tlswrap test CA');
+      assert.ok(Buffer.isBuffer(cert.raw));
+      assert.deepStrictEqual(seen.events, ['error']);
+      assert.strictEqual(seen.error, mine);
+    });
+  });
+
+  it('custom checkServerIdentity returning an Error, rejectUnauthorized:false -> authorizationError = its code', async function () {
+    await withServer(serverOptions(), async (server, port) => {
+      const mine = Object.assign(new Error('nope'), { code: 'MY_CHECK' });
+      const seen = await follow(tlswrap.connect(clientOptions(port, {
+        rejectUnauthorized: false, checkServerIdentity: () => mine,
+      })));
+      assert.deepStrictEqual(seen.events, ['secureConnect']);
+      assert.strictEqual(seen.authorized, false);
+      assert.strictEqual(seen.authorizationError, 'MY_CHECK');
+    });
+  });
+
+  it('custom checkServerIdentity returning undefined accepts, even for a wrong name', async function () {
+    await withServer(serverOptions(), async (server, port) => {
+      let called = 0;
+      const seen = await follow(tlswrap.connect(clientOptions(port, {
+        servername: 'wrong.example', checkServerIdentity: () => { called++; return undefined; },
+      })));
+      assert.strictEqual(called, 1);
+      assert.deepStrictEqual(seen.events, ['secureConnect']);
+      assert.strictEqual(seen.authorized, true);
+    });
+  });
+
+  it('checkServerIdentity is not called when the chain does not verify', async function () {
+    await withServer(selfSignedServer(), async (server, port) => {
+      server.on('tlsClientError', () => {});
+      let called = 0;
+      const seen = await follow(tlswrap.connect(clientOptions(port, { checkServerIdentity: () => { called++; } })));
+      assert.strictEqual(called, 0);
+      assert.strictEqual(seen.error.code, 'DEPTH_ZERO_SELF_SIGNED_CERT');
+    });
+  });
+
+  it('tlswrap.checkServerIdentity is exported and behaves as node\'s', function () {
+    assert.strictEqual(typeof tlswrap.checkServerIdentity, 'function');
+    const cert = new X509Certificate(fixtures.serverCert).toLegacyObject();
+    assert.strictEqual(tlswrap.checkServerIdentity('localhost', cert), undefined);
+    assert.strictEqual(tlswrap.checkServerIdentity('127.0.0.1', cert), undefined);
+    assert.strictEqual(tlswrap.checkServerIdentity('::1', cert), undefined);
+    const err = tlswrap.checkServerIdentity('wrong.example', cert);
+    assert.ok(err instanceof Error);
+    assert.strictEqual(err.code, 'ERR_TLS_CERT_ALTNAME_INVALID');
+    assert.strictEqual(err.host, 'wrong.example');
+    assert.strictEqual(err.cert, cert);
+    const ipErr = tlswrap.checkServerIdentity('10.0.0.1', cert);
+    assert.strictEqual(ipErr.reason, "IP: 10.0.0.1 is not in the cert's list: 127.0.0.1, ::1");
+  });
+
+  it('tlswrap.rootCertificates is node\'s frozen bundled list, without the test CA', function () {
+    assert.ok(Object.isFrozen(tlswrap.rootCertificates));
+    assert.deepStrictEqual(tlswrap.rootCertificates, tls.rootCertificates);
+    const testCa = fixtures.ca.toString().trim();
+    assert.ok(!tlswrap.rootCertificates.some((pem) => pem.trim() === testCa));
+  });
+});
+
+describe('verify: server checks the client', function () {
+  const strict = (version) => serverOptions({
+    requestCert: true, rejectUnauthorized: true, ca: fixtures.ca, minVersion: version, maxVersion: version,
+  });
+  const lenient = (version) => serverOptions({
+    requestCert: true, rejectUnauthorized: false, ca: fixtures.ca, minVersion: version, maxVersion: version,
+  });
+  const withClientCert = { key: fixtures.clientKey, cert: fixtures.clientCert };
+  const withSelfSigned = { key: fixtures.selfSignedKey, cert: fixtures.selfSignedCert };
+
+  for (const version of ['TLSv1.2', 'TLSv1.3']) {
+    describe(version, function () {
+      it('client cert signed by the CA -> authorized on the server, peer subject CN', async function () {
+        await withServer(strict(version), async (server, port) => {
+          const verdict = serverVerdict(server);
+          const seen = await follow(tlswrap.connect(clientOptions(port, withClientCert)));
+          assert.deepStrictEqual(seen.events, ['secureConnect']);
+          const v = await verdict;
+          assert.strictEqual(v.secure, true);
+          assert.strictEqual(v.protocol, version);
+          assert.strictEqual(v.authorized, true);
+          assert.strictEqual(v.authorizationError, null);
+          assert.strictEqual(v.peer.subject.CN, 'tlswrap client');
+          assert.strictEqual(v.peer.subjectaltname, 'email:client@tlswrap.invalid');
+        });
+      });
+
+      it('no client cert -> server tlsClientError ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE', async function () {
+        await withServer(strict(version), async (server, port) => {
+          const verdict = serverVerdict(server);
+          const client = tlswrap.connect(clientOptions(port));
+          const seen = await follow(client);
+          const v = await verdict;
+          assert.strictEqual(v.secure, false);
+          assert.strictEqual(v.error.code, 'ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE');
+          assert.strictEqual(v.error.reason, 'peer did not return a certificate');
+          if (version === 'TLSv1.2') {
+            // The server refuses inside the handshake: a handshake_failure alert.
+            assert.deepStrictEqual(seen.events, ['error']);
+            assert.strictEqual(seen.error.code, 'ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE');
+          } else {
+            // TLS 1.3: the client is done with the handshake before the server
+            // reads its (empty) Certificate, then gets certificate_required.
+            assert.deepStrictEqual(seen.events, ['secureConnect', 'error']);
+            assert.strictEqual(seen.error.code, 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED');
+          }
+        });
+      });
+
+      it('client cert from an unknown issuer -> server drops it: tlsClientError ECONNRESET', async function () {
+        await withServer(strict(version), async (server, port) => {
+          const verdict = serverVerdict(server);
+          const seen = await follow(tlswrap.connect(clientOptions(port, withSelfSigned)));
+          const v = await verdict;
+          assert.strictEqual(v.secure, false);
+          assert.strictEqual(v.error.code, 'ECONNRESET');
+          if (version === 'TLSv1.2') {
+            // The client still waits for the server's Finished: the hang-up is an error.
+            assert.deepStrictEqual(seen.events, ['error']);
+            assert.strictEqual(seen.error.code, 'ECONNRESET');
+          } else {
+            // TLS 1.3: the client finished first; the hang-up is an end, or a
+            // reset if its own bytes were still unread on the server.
+            assert.strictEqual(seen.events[0], 'secureConnect');
+            if (seen.error) assert.strictEqual(seen.error.code, 'ECONNRESET');
+          }
+        });
+      });
+
+      it('rejectUnauthorized:false, no client cert -> secureConnection, authorized false, UNABLE_TO_GET_ISSUER_CERT',
+        async function () {
+          await withServer(lenient(version), async (server, port) => {
+            const verdict = serverVerdict(server);
+            const seen = await follow(tlswrap.connect(clientOptions(port)));
+            assert.deepStrictEqual(seen.events, ['secureConnect']);
+            const v = await verdict;
+            assert.strictEqual(v.secure, true);
+            assert.strictEqual(v.authorized, false);
+            assert.strictEqual(v.authorizationError, 'UNABLE_TO_GET_ISSUER_CERT');
+            // No certificate: an empty object, as node gives.
+            assert.deepStrictEqual(v.peer, {});
+          });
+        });
+
+      it('rejectUnauthorized:false, self-signed client cert -> authorizationError DEPTH_ZERO_SELF_SIGNED_CERT',
+        async function () {
+          await withServer(lenient(version), async (server, port) => {
+            const verdict = serverVerdict(server);
+            await follow(tlswrap.connect(clientOptions(port, withSelfSigned)));
+            const v = await verdict;
+            assert.strictEqual(v.authorized, false);
+            assert.strictEqual(v.authorizationError, 'DEPTH_ZERO_SELF_SIGNED_CERT');
+            assert.strictEqual(v.peer.subject.O, 'selfsigned');
+          });
+        });
+    });
+  }
+});
+
+describe('verify: default trust store', function () {
+  // A child process, because NODE_EXTRA_CA_CERTS is read once at startup.
+  const script = path.join(__dirname, 'child', 'b-extra-ca.js');
+  const runChild = (extraEnv) => new Promise((resolve, reject) => {
+    const env = { ...process.env, ...extraEnv };
+    if (!extraEnv.NODE_EXTRA_CA_CERTS) delete env.NODE_EXTRA_CA_CERTS;
+    execFile(process.execPath, [script], { env, timeout: 10000 }, (err, stdout, stderr) => {
+      if (err) return reject(new Error(`child failed: ${err.message}\n${stderr}`));
+      resolve(JSON.parse(stdout.trim()));
+    });
+  });
+
+  it('without NODE_EXTRA_CA_CERTS the fixture server is not trusted', async function () {
+    assert.deepStrictEqual(await runChild({}), { authorized: false, error: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' });
+  });
+
+  it('with NODE_EXTRA_CA_CERTS=test/fixtures/ca-cert.pem it is', async function () {
+    const result = await runChild({ NODE_EXTRA_CA_CERTS: path.join(__dirname, 'fixtures', 'ca-cert.pem') });
+    assert.deepStrictEqual(result, { authorized: true, error: null });
+  });
+});

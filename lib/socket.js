@@ -30,8 +30,11 @@ const kOwner = Symbol('tlswrap.owner');
 
 // The engine calls these with `this` = the native handle. They are shared by
 // every connection, so a connection costs no closures.
-function onEngineData(chunk, nread) {
-  this[kOwner]._onClearData(chunk, nread);
+// (chunk) a fresh chunk; (buffer, nread) onread's buffer; (buffer, offset,
+// length) a part of a buffer the engine decrypted into.
+function onEngineData(chunk, a, b) {
+  if (b !== undefined && (a !== 0 || b !== chunk.length)) chunk = chunk.subarray(a, a + b);
+  this[kOwner]._onClearData(chunk, a);
 }
 function onEngineEvent(type, arg) {
   this[kOwner]._onEngineEvent(type, arg);

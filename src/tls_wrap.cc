@@ -443,7 +443,7 @@ void TLSWrap::Cycle() {
         EncOut();
         if (dead()) break;
         QueueEvent(EventType::kShutdown);
-        if (!Deliver(nullptr, 0, Napi::Object())) break;
+        if (!Deliver(nullptr, 0, Napi::Object(), false)) break;
       }
       EncOut();
       if (dead()) break;
@@ -456,21 +456,34 @@ void TLSWrap::Cycle() {
 void TLSWrap::ClearOut() {
   // Events OpenSSL produced outside SSL_read (a ClientHello's keylog lines,
   // a renegotiation start) come before anything read now.
-  if (!events_.empty() && !Deliver(nullptr, 0, Napi::Object())) return;
+  if (!events_.empty() && !Deliver(nullptr, 0, Napi::Object(), false)) return;
   while (reading_ && !read_closed_ && !dead() && cert_cb_state_ != CertCbState::kWaiting &&
          resume_state_ != CertCbState::kWaiting) {
     Napi::HandleScope scope(Env());
-    Napi::Object user_buffer;
+    Napi::Object target;
+    bool user_buffer = false;
     char* dst = clear_scratch_.get();
     size_t cap = kMaxClearChunk;
-    if (!read_buffer_.IsEmpty()) {
+    // Plaintext is never longer than the ciphertext it came from, so this
+    // bounds what can be decrypted now without more input; OpenSSL may also
+    // hold part of a record it already pulled from enc_in_ (at most one).
+    size_t available = enc_in_.size() + static_cast<size_t>(SSL_pending(ssl()));
+    if (SSL_has_pending(ssl())) available += SSL3_RT_MAX_PLAIN_LENGTH;
+    if (read_buffer_.IsEmpty() && available > 0) {
+      // Decrypt straight into the Buffer JS will get: no copy out afterwards.
+      cap = std::min(available, kMaxClearChunk);
+      auto out = Napi::Buffer<char>::New(Env(), cap);
+      target = out;
+      dst = out.Data();
+    } else if (!read_buffer_.IsEmpty()) {
       // onread: decrypt straight into the user's buffer.
-      Napi::Value target = read_buffer_.Value();
-      if (target.IsFunction()) target = target.As<Napi::Function>().Call({});
+      Napi::Value given = read_buffer_.Value();
+      if (given.IsFunction()) given = given.As<Napi::Function>().Call({});
       if (dead()) return;
-      if (!target.IsTypedArray()) throw Napi::TypeError::New(Env(), "onread.buffer must be a Buffer or a function returning one");
-      auto view = target.As<Napi::Uint8Array>();
-      user_buffer = target.As<Napi::Object>();
+      if (!given.IsTypedArray()) throw Napi::TypeError::New(Env(), "onread.buffer must be a Buffer or a function returning one");
+      auto view = given.As<Napi::Uint8Array>();
+      target = given.As<Napi::Object>();
+      user_buffer = true;
       dst = reinterpret_cast<char*>(view.Data());
       cap = view.ByteLength();
       if (cap == 0) throw Napi::RangeError::New(Env(), "onread.buffer must not be empty");
@@ -510,7 +523,7 @@ void TLSWrap::ClearOut() {
       read_closed_ = true;
       QueueEvent(EventType::kEnd);
     }
-    if (!Deliver(dst, fill, user_buffer)) return;
+    if (!Deliver(dst, fill, target, user_buffer)) return;
     if (!full) return;
   }
 }
@@ -532,7 +545,7 @@ void TLSWrap::KickHandshake() {
   }
   if (err == SSL_ERROR_SSL || err == SSL_ERROR_SYSCALL) {
     EncOut();
-    Deliver(nullptr, 0, Napi::Object());
+    Deliver(nullptr, 0, Napi::Object(), false);
   }
 }
 
@@ -605,7 +618,7 @@ void TLSWrap::ClearIn() {
       fatal_ = true;
       read_closed_ = true;
       QueueEvent(EventType::kError, std::string(), err_code);
-      Deliver(nullptr, 0, Napi::Object());
+      Deliver(nullptr, 0, Napi::Object(), false);
       return;
     }
     retry_data_ = nullptr;
@@ -644,7 +657,7 @@ void TLSWrap::CompleteWrites() {
   }
 }
 
-bool TLSWrap::Deliver(char* data, size_t len, Napi::Object user_buffer) {
+bool TLSWrap::Deliver(char* data, size_t len, Napi::Object target, bool user_buffer) {
   std::vector<Event> events;
   events.swap(events_);
   read_fill_ = 0;
@@ -652,28 +665,33 @@ bool TLSWrap::Deliver(char* data, size_t len, Napi::Object user_buffer) {
   for (const Event& event : events) {
     size_t at = std::min(event.offset, len);
     if (at > pos) {
-      if (!DeliverData(data + pos, at - pos, user_buffer)) return false;
+      if (!DeliverData(data + pos, at - pos, target, user_buffer)) return false;
       pos = at;
     }
     if (!DeliverEvent(event)) return false;
   }
-  if (len > pos && !DeliverData(data + pos, len - pos, user_buffer)) return false;
+  if (len > pos && !DeliverData(data + pos, len - pos, target, user_buffer)) return false;
   return !dead();
 }
 
-bool TLSWrap::DeliverData(const char* data, size_t len, Napi::Object user_buffer) {
+bool TLSWrap::DeliverData(const char* data, size_t len, Napi::Object target, bool user_buffer) {
   if (dead()) return false;
   Napi::Env env = Env();
   Napi::HandleScope scope(env);
-  if (!user_buffer.IsEmpty()) {
+  auto length = Napi::Number::New(env, static_cast<double>(len));
+  if (target.IsEmpty()) {
+    on_data_.MakeCallback(Value(), {Napi::Buffer<char>::Copy(env, data, len)}, *async_context_);
+    return !dead();
+  }
+  char* base = reinterpret_cast<char*>(target.As<Napi::Uint8Array>().Data());
+  if (user_buffer) {
     // onread callbacks see their bytes at the start of the buffer; an event
     // that split the burst leaves the rest further in, so move it down.
-    char* base = reinterpret_cast<char*>(user_buffer.As<Napi::Uint8Array>().Data());
     if (data != base) std::memmove(base, data, len);
-    on_data_.MakeCallback(Value(), {user_buffer, Napi::Number::New(env, static_cast<double>(len))},
-                          *async_context_);
+    on_data_.MakeCallback(Value(), {target, length}, *async_context_);
   } else {
-    on_data_.MakeCallback(Value(), {Napi::Buffer<char>::Copy(env, data, len)}, *async_context_);
+    auto offset = Napi::Number::New(env, static_cast<double>(data - base));
+    on_data_.MakeCallback(Value(), {target, offset, length}, *async_context_);
   }
   return !dead();
 }

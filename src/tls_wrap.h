@@ -133,9 +133,11 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap> {
   void KickHandshake();
   // Hands `len` decrypted bytes at `data` and the queued events to JS, in
   // wire order. Returns false if the connection was destroyed meanwhile.
-  bool Deliver(char* data, size_t len, Napi::Object user_buffer);
+  // `target` is the JS buffer `data` lies in (none: a copy is made); with
+  // `user_buffer` it is onread's, whose callbacks see data at its start.
+  bool Deliver(char* data, size_t len, Napi::Object target, bool user_buffer);
   bool DeliverEvent(const Event& event);
-  bool DeliverData(const char* data, size_t len, Napi::Object user_buffer);
+  bool DeliverData(const char* data, size_t len, Napi::Object target, bool user_buffer);
   void CompleteWrites();
   bool dead() const { return destroyed_ || !ssl_; }
   void Release();

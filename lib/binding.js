@@ -7,30 +7,38 @@
 
 const path = require('node:path');
 
-function load() {
-  const file = path.join(__dirname, '..', 'build', 'Release', 'tlswrap.node');
+const addonPath = path.join(__dirname, '..', 'build', 'Release', 'tlswrap.node');
+
+// The error to throw for a failed load of `file`: an actionable one where the
+// cause is known, the loader's own otherwise.
+function explainLoadError(err, file) {
+  const message = err && typeof err.message === 'string' ? err.message : '';
+  let e;
+  if (/undefined symbol|symbol not found|procedure could not be found/i.test(message)) {
+    e = new Error(
+      'tlswrap needs a Node.js binary that exports its bundled OpenSSL; ' +
+      `${process.execPath} (${process.version}) does not (${message.split('\n')[0]}). ` +
+      'Use node:tls on this runtime.');
+    e.code = 'ERR_TLSWRAP_NO_OPENSSL';
+  } else if (err && err.code === 'MODULE_NOT_FOUND') {
+    e = new Error(
+      `tlswrap's native addon is not built (${file} is missing): run \`npm install\` ` +
+      '(or `npm rebuild tlswrap`) with a C++ toolchain available.');
+    e.code = 'ERR_TLSWRAP_NOT_BUILT';
+  } else {
+    return err;
+  }
+  e.cause = err;
+  return e;
+}
+
+function load(file = addonPath) {
   try {
     return require(file);
   } catch (err) {
-    if (err && /undefined symbol|symbol not found|Symbol not found|procedure could not be found/i.test(err.message)) {
-      const e = new Error(
-        'tlswrap needs a Node.js binary that exports its bundled OpenSSL ' +
-        `(this one, ${process.execPath} ${process.version}, does not: ${err.message.split('\n')[0]}). ` +
-        'Use node:tls on this runtime.');
-      e.code = 'ERR_TLSWRAP_NO_OPENSSL';
-      e.cause = err;
-      throw e;
-    }
-    if (err && err.code === 'MODULE_NOT_FOUND') {
-      const e = new Error(
-        `tlswrap's native addon is not built (${file} is missing): run \`npm install\` ` +
-        '(or `npm rebuild tlswrap`) with a C++ toolchain available.');
-      e.code = 'ERR_TLSWRAP_NOT_BUILT';
-      e.cause = err;
-      throw e;
-    }
-    throw err;
+    throw explainLoadError(err, file);
   }
 }
 
 module.exports = load();
+module.exports.explainLoadError = explainLoadError;

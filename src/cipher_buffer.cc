@@ -105,7 +105,9 @@ void CipherBuffer::Clear() {
 
 namespace {
 
-CipherBuffer* BufferOf(BIO* bio) { return static_cast<CipherBuffer*>(BIO_get_data(bio)); }
+CipherBuffer* BufferOf(BIO* bio) {
+  return static_cast<CipherBuffer*>(BIO_get_data(bio));
+}
 
 int BioWrite(BIO* bio, const char* data, int len) {
   BIO_clear_retry_flags(bio);

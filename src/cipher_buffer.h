@@ -48,7 +48,9 @@ class CipherBuffer {
     size_t begin = 0;
     size_t end = 0;
   };
-  static constexpr size_t kMaxSpareBlocks = 4;
+  // One retired block is kept for reuse: steady traffic allocates nothing,
+  // an idle connection holds at most one spare.
+  static constexpr size_t kMaxSpareBlocks = 1;
 
   Block& TailWithSpace();
   void Retire(Block&& block);

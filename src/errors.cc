@@ -17,7 +17,7 @@ std::string ReasonToCode(const char* reason) {
 }
 
 const char* LibraryCodePart(unsigned long err) {
-#define LIB(name) \
+#define LIB(name)      \
   case ERR_LIB_##name: \
     return #name "_";
   switch (ERR_GET_LIB(err)) {
@@ -119,7 +119,7 @@ void ThrowCodedError(Napi::Env env, const char* code, const std::string& message
 }
 
 const char* VerifyErrorCode(long verify_result) {
-#define CODE(name) \
+#define CODE(name)        \
   case X509_V_ERR_##name: \
     return #name;
   switch (verify_result) {

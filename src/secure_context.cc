@@ -85,7 +85,8 @@ SecureContext* SecureContext::FromValue(Napi::Value value) {
   return Unwrap(value.As<Napi::Object>());
 }
 
-SecureContext::SecureContext(const Napi::CallbackInfo& info) : Napi::ObjectWrap<SecureContext>(info) {
+SecureContext::SecureContext(const Napi::CallbackInfo& info)
+    : Napi::ObjectWrap<SecureContext>(info) {
   Napi::Env env = info.Env();
   ErrorQueueGuard guard;
   ctx_.reset(SSL_CTX_new(TLS_method()));
@@ -153,8 +154,8 @@ void SecureContext::SetKey(const Napi::CallbackInfo& info) {
   BioPtr bio = MemBio(info[0]);
   bool has_pass = info.Length() > 1 && !info[1].IsUndefined() && !info[1].IsNull();
   std::string pass = has_pass ? OptionalString(info[1]) : std::string();
-  EvpPkeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, PassphraseCallback,
-                                         has_pass ? &pass : nullptr));
+  EvpPkeyPtr key(
+      PEM_read_bio_PrivateKey(bio.get(), nullptr, PassphraseCallback, has_pass ? &pass : nullptr));
   if (!key) ThrowCryptoError(env, "Failed to read private key");
   if (SSL_CTX_use_PrivateKey(ctx_.get(), key.get()) != 1) {
     ThrowCryptoError(env, "Failed to use private key");

@@ -28,11 +28,15 @@ class BusyScope {
   bool outer_;
 };
 
-int ClampInt(size_t n) { return static_cast<int>(std::min<size_t>(n, INT_MAX)); }
+int ClampInt(size_t n) {
+  return static_cast<int>(std::min<size_t>(n, INT_MAX));
+}
 
 }  // namespace
 
-TLSWrap* TLSWrap::FromSSL(const SSL* ssl) { return static_cast<TLSWrap*>(SSL_get_app_data(ssl)); }
+TLSWrap* TLSWrap::FromSSL(const SSL* ssl) {
+  return static_cast<TLSWrap*>(SSL_get_app_data(ssl));
+}
 
 void TLSWrap::ConfigureContext(SSL_CTX* ctx) {
   SSL_CTX_set_info_callback(ctx, InfoCallback);
@@ -70,8 +74,8 @@ TLSWrap::TLSWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<TLSWrap>(inf
     SSL_set_connect_state(ssl());
     SSL_set_verify(ssl(), SSL_VERIFY_PEER, VerifyCallback);
   }
-  clear_scratch_ = std::make_unique<char[]>(kMaxClearChunk);
-  async_context_ = std::make_unique<Napi::AsyncContext>(env, "TLSWRAP", info.This().As<Napi::Object>());
+  async_context_ =
+      std::make_unique<Napi::AsyncContext>(env, "TLSWRAP", info.This().As<Napi::Object>());
 
   // Alive until destroyed (or the environment goes away), whatever JS holds.
   Ref();
@@ -170,8 +174,9 @@ int TLSWrap::AlpnSelectCallback(SSL* ssl, const unsigned char** out, unsigned ch
   if (!wrap->alpn_callback_.IsEmpty()) return wrap->RunALPNCallback(out, outlen, in, inlen);
   if (wrap->alpn_protos_.empty()) return SSL_TLSEXT_ERR_NOACK;
   unsigned char* selected = nullptr;
-  int status = SSL_select_next_proto(&selected, outlen, wrap->alpn_protos_.data(),
-                                     static_cast<unsigned int>(wrap->alpn_protos_.size()), in, inlen);
+  int status =
+      SSL_select_next_proto(&selected, outlen, wrap->alpn_protos_.data(),
+                            static_cast<unsigned int>(wrap->alpn_protos_.size()), in, inlen);
   *out = selected;
   // node:tls answers a client with no protocol in common with a fatal
   // no_application_protocol alert.
@@ -190,11 +195,13 @@ int TLSWrap::RunALPNCallback(const unsigned char** out, unsigned char* outlen,
     const char* name = SSL_get_servername(ssl(), TLSEXT_NAMETYPE_host_name);
     Napi::Value servername = name != nullptr ? Napi::String::New(env, name) : env.Undefined();
     auto offered = Napi::Buffer<unsigned char>::Copy(env, in, inlen);
-    Napi::Value answer = alpn_callback_.MakeCallback(Value(), {servername, offered}, *async_context_);
+    Napi::Value answer =
+        alpn_callback_.MakeCallback(Value(), {servername, offered}, *async_context_);
     if (destroyed_ || !answer.IsNumber()) return SSL_TLSEXT_ERR_ALERT_FATAL;
     // JS answers with the offset of the chosen entry in the client's list.
     int64_t at = answer.As<Napi::Number>().Int64Value();
-    if (at < 0 || static_cast<uint64_t>(at) >= inlen || at + 1 + in[at] > static_cast<int64_t>(inlen)) {
+    if (at < 0 || static_cast<uint64_t>(at) >= inlen ||
+        at + 1 + in[at] > static_cast<int64_t>(inlen)) {
       return SSL_TLSEXT_ERR_ALERT_FATAL;
     }
     *out = in + at + 1;
@@ -250,7 +257,9 @@ SSL_SESSION* TLSWrap::GetSessionCallback(SSL* ssl, const unsigned char* /*id*/, 
   return wrap != nullptr ? wrap->loaded_session_.release() : nullptr;
 }
 
-int TLSWrap::VerifyCallback(int /*preverify_ok*/, X509_STORE_CTX* /*ctx*/) { return 1; }
+int TLSWrap::VerifyCallback(int /*preverify_ok*/, X509_STORE_CTX* /*ctx*/) {
+  return 1;
+}
 
 void TLSWrap::QueueEvent(EventType type, std::string payload, unsigned long error) {
   events_.push_back(Event{type, read_fill_, std::move(payload), error});
@@ -330,7 +339,9 @@ void TLSWrap::ReadStart(const Napi::CallbackInfo& /*info*/) {
   Cycle();
 }
 
-void TLSWrap::ReadStop(const Napi::CallbackInfo& /*info*/) { reading_ = false; }
+void TLSWrap::ReadStop(const Napi::CallbackInfo& /*info*/) {
+  reading_ = false;
+}
 
 void TLSWrap::SetReadBuffer(const Napi::CallbackInfo& info) {
   if (info[0].IsObject()) {
@@ -362,7 +373,9 @@ void TLSWrap::LoadSession(const Napi::CallbackInfo& info) {
   Cycle();
 }
 
-void TLSWrap::EnableKeylog(const Napi::CallbackInfo& /*info*/) { keylog_ = true; }
+void TLSWrap::EnableKeylog(const Napi::CallbackInfo& /*info*/) {
+  keylog_ = true;
+}
 
 void TLSWrap::EnableCertCb(const Napi::CallbackInfo& /*info*/) {
   if (ssl_ && is_server_) SSL_set_cert_cb(ssl(), CertCallback, nullptr);
@@ -373,7 +386,8 @@ void TLSWrap::CertCbDone(const Napi::CallbackInfo& info) {
   if (info.Length() > 0 && info[0].IsObject()) {
     SecureContext* sc = SecureContext::FromValue(info[0]);
     ErrorQueueGuard guard;
-    if (SSL_set_SSL_CTX(ssl(), sc->ctx()) == nullptr) ThrowCryptoError(info.Env(), "SSL_set_SSL_CTX failed");
+    if (SSL_set_SSL_CTX(ssl(), sc->ctx()) == nullptr)
+      ThrowCryptoError(info.Env(), "SSL_set_SSL_CTX failed");
     // Client certificates are checked against the chosen context's CAs.
     SSL_set1_verify_cert_store(ssl(), SSL_CTX_get_cert_store(sc->ctx()));
     STACK_OF(X509_NAME)* names = SSL_CTX_get_client_CA_list(sc->ctx());
@@ -462,14 +476,17 @@ void TLSWrap::ClearOut() {
     Napi::HandleScope scope(Env());
     Napi::Object target;
     bool user_buffer = false;
+    if (!clear_scratch_) clear_scratch_ = std::make_unique<char[]>(kScratchSize);
     char* dst = clear_scratch_.get();
-    size_t cap = kMaxClearChunk;
+    size_t cap = kScratchSize;
     // Plaintext is never longer than the ciphertext it came from, so this
     // bounds what can be decrypted now without more input; OpenSSL may also
     // hold part of a record it already pulled from enc_in_ (at most one).
     size_t available = enc_in_.size() + static_cast<size_t>(SSL_pending(ssl()));
     if (SSL_has_pending(ssl())) available += SSL3_RT_MAX_PLAIN_LENGTH;
-    if (read_buffer_.IsEmpty() && available > 0) {
+    // (Mid-handshake the input is mostly handshake messages: use the scratch
+    // block and copy what plaintext comes, rather than allocate for nothing.)
+    if (read_buffer_.IsEmpty() && available > 0 && established_) {
       // Decrypt straight into the Buffer JS will get: no copy out afterwards.
       cap = std::min(available, kMaxClearChunk);
       auto out = Napi::Buffer<char>::New(Env(), cap);
@@ -480,7 +497,9 @@ void TLSWrap::ClearOut() {
       Napi::Value given = read_buffer_.Value();
       if (given.IsFunction()) given = given.As<Napi::Function>().Call({});
       if (dead()) return;
-      if (!given.IsTypedArray()) throw Napi::TypeError::New(Env(), "onread.buffer must be a Buffer or a function returning one");
+      if (!given.IsTypedArray())
+        throw Napi::TypeError::New(Env(),
+                                   "onread.buffer must be a Buffer or a function returning one");
       auto view = given.As<Napi::Uint8Array>();
       target = given.As<Napi::Object>();
       user_buffer = true;

@@ -23,6 +23,9 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap> {
  public:
   // Plaintext handed to JS at once is at most this much.
   static constexpr size_t kMaxClearChunk = 64 * 1024;
+  // Mid-handshake plaintext is decrypted here and copied out; it is rare and
+  // small, so the block is small and made on first use.
+  static constexpr size_t kScratchSize = 16 * 1024;
   // Plaintext given to one SSL_write: bounds the ciphertext produced before
   // the transport has a chance to push back.
   static constexpr size_t kWriteSlice = 256 * 1024;
@@ -48,9 +51,9 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap> {
     kCertCb = 5,
     kEnd = 6,
     kError = 7,
-    kShutdown = 8,  // close_notify (if any) handed over: end the transport
-    kNewSession = 9,     // server: payload is id length (1 byte), id, DER
-    kResumeSession = 10, // server: payload is the session id the client offers
+    kShutdown = 8,        // close_notify (if any) handed over: end the transport
+    kNewSession = 9,      // server: payload is id length (1 byte), id, DER
+    kResumeSession = 10,  // server: payload is the session id the client offers
   };
   struct Event {
     EventType type;

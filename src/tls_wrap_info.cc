@@ -10,50 +10,49 @@
 namespace tlswrap {
 
 Napi::Function TLSWrap::Init(Napi::Env env) {
-  return DefineClass(
-      env, "TLSWrap",
-      {
-          InstanceMethod<&TLSWrap::SetCallbacks>("setCallbacks"),
-          InstanceMethod<&TLSWrap::Start>("start"),
-          InstanceMethod<&TLSWrap::Receive>("receive"),
-          InstanceMethod<&TLSWrap::ReceiveEOF>("receiveEOF"),
-          InstanceMethod<&TLSWrap::TransportDrained>("transportDrained"),
-          InstanceMethod<&TLSWrap::Writev>("writev"),
-          InstanceMethod<&TLSWrap::Shutdown>("shutdown"),
-          InstanceMethod<&TLSWrap::Destroy>("destroy"),
-          InstanceMethod<&TLSWrap::ReadStart>("readStart"),
-          InstanceMethod<&TLSWrap::ReadStop>("readStop"),
-          InstanceMethod<&TLSWrap::SetReadBuffer>("setReadBuffer"),
-          InstanceMethod<&TLSWrap::SetServername>("setServername"),
-          InstanceMethod<&TLSWrap::SetSession>("setSession"),
-          InstanceMethod<&TLSWrap::SetALPNProtocols>("setALPNProtocols"),
-          InstanceMethod<&TLSWrap::SetVerifyMode>("setVerifyMode"),
-          InstanceMethod<&TLSWrap::EnableKeylog>("enableKeylog"),
-          InstanceMethod<&TLSWrap::EnableCertCb>("enableCertCb"),
-          InstanceMethod<&TLSWrap::CertCbDone>("certCbDone"),
-          InstanceMethod<&TLSWrap::EnableSessionEvents>("enableSessionEvents"),
-          InstanceMethod<&TLSWrap::LoadSession>("loadSession"),
-          InstanceMethod<&TLSWrap::Renegotiate>("renegotiate"),
-          InstanceMethod<&TLSWrap::NewSessionTicket>("newSessionTicket"),
-          InstanceMethod<&TLSWrap::SetMaxSendFragment>("setMaxSendFragment"),
-          InstanceMethod<&TLSWrap::VerifyError>("verifyError"),
-          InstanceMethod<&TLSWrap::GetPeerCertChain>("getPeerCertChain"),
-          InstanceMethod<&TLSWrap::GetCertificate>("getCertificate"),
-          InstanceMethod<&TLSWrap::GetCipher>("getCipher"),
-          InstanceMethod<&TLSWrap::GetProtocol>("getProtocol"),
-          InstanceMethod<&TLSWrap::GetSession>("getSession"),
-          InstanceMethod<&TLSWrap::IsSessionReused>("isSessionReused"),
-          InstanceMethod<&TLSWrap::GetTLSTicket>("getTLSTicket"),
-          InstanceMethod<&TLSWrap::EnableALPNCallback>("enableALPNCallback"),
-          InstanceMethod<&TLSWrap::GetFinished>("getFinished"),
-          InstanceMethod<&TLSWrap::GetPeerFinished>("getPeerFinished"),
-          InstanceMethod<&TLSWrap::GetALPNProtocol>("getALPNProtocol"),
-          InstanceMethod<&TLSWrap::GetServername>("getServername"),
-          InstanceMethod<&TLSWrap::ExportKeyingMaterial>("exportKeyingMaterial"),
-          InstanceMethod<&TLSWrap::GetEphemeralKeyInfo>("getEphemeralKeyInfo"),
-          InstanceMethod<&TLSWrap::GetSharedSigalgs>("getSharedSigalgs"),
-          InstanceMethod<&TLSWrap::IsInitFinished>("isInitFinished"),
-      });
+  return DefineClass(env, "TLSWrap",
+                     {
+                         InstanceMethod<&TLSWrap::SetCallbacks>("setCallbacks"),
+                         InstanceMethod<&TLSWrap::Start>("start"),
+                         InstanceMethod<&TLSWrap::Receive>("receive"),
+                         InstanceMethod<&TLSWrap::ReceiveEOF>("receiveEOF"),
+                         InstanceMethod<&TLSWrap::TransportDrained>("transportDrained"),
+                         InstanceMethod<&TLSWrap::Writev>("writev"),
+                         InstanceMethod<&TLSWrap::Shutdown>("shutdown"),
+                         InstanceMethod<&TLSWrap::Destroy>("destroy"),
+                         InstanceMethod<&TLSWrap::ReadStart>("readStart"),
+                         InstanceMethod<&TLSWrap::ReadStop>("readStop"),
+                         InstanceMethod<&TLSWrap::SetReadBuffer>("setReadBuffer"),
+                         InstanceMethod<&TLSWrap::SetServername>("setServername"),
+                         InstanceMethod<&TLSWrap::SetSession>("setSession"),
+                         InstanceMethod<&TLSWrap::SetALPNProtocols>("setALPNProtocols"),
+                         InstanceMethod<&TLSWrap::SetVerifyMode>("setVerifyMode"),
+                         InstanceMethod<&TLSWrap::EnableKeylog>("enableKeylog"),
+                         InstanceMethod<&TLSWrap::EnableCertCb>("enableCertCb"),
+                         InstanceMethod<&TLSWrap::CertCbDone>("certCbDone"),
+                         InstanceMethod<&TLSWrap::EnableSessionEvents>("enableSessionEvents"),
+                         InstanceMethod<&TLSWrap::LoadSession>("loadSession"),
+                         InstanceMethod<&TLSWrap::Renegotiate>("renegotiate"),
+                         InstanceMethod<&TLSWrap::NewSessionTicket>("newSessionTicket"),
+                         InstanceMethod<&TLSWrap::SetMaxSendFragment>("setMaxSendFragment"),
+                         InstanceMethod<&TLSWrap::VerifyError>("verifyError"),
+                         InstanceMethod<&TLSWrap::GetPeerCertChain>("getPeerCertChain"),
+                         InstanceMethod<&TLSWrap::GetCertificate>("getCertificate"),
+                         InstanceMethod<&TLSWrap::GetCipher>("getCipher"),
+                         InstanceMethod<&TLSWrap::GetProtocol>("getProtocol"),
+                         InstanceMethod<&TLSWrap::GetSession>("getSession"),
+                         InstanceMethod<&TLSWrap::IsSessionReused>("isSessionReused"),
+                         InstanceMethod<&TLSWrap::GetTLSTicket>("getTLSTicket"),
+                         InstanceMethod<&TLSWrap::EnableALPNCallback>("enableALPNCallback"),
+                         InstanceMethod<&TLSWrap::GetFinished>("getFinished"),
+                         InstanceMethod<&TLSWrap::GetPeerFinished>("getPeerFinished"),
+                         InstanceMethod<&TLSWrap::GetALPNProtocol>("getALPNProtocol"),
+                         InstanceMethod<&TLSWrap::GetServername>("getServername"),
+                         InstanceMethod<&TLSWrap::ExportKeyingMaterial>("exportKeyingMaterial"),
+                         InstanceMethod<&TLSWrap::GetEphemeralKeyInfo>("getEphemeralKeyInfo"),
+                         InstanceMethod<&TLSWrap::GetSharedSigalgs>("getSharedSigalgs"),
+                         InstanceMethod<&TLSWrap::IsInitFinished>("isInitFinished"),
+                     });
 }
 
 void TLSWrap::SetServername(const Napi::CallbackInfo& info) {
@@ -70,7 +69,8 @@ void TLSWrap::SetSession(const Napi::CallbackInfo& info) {
   ErrorQueueGuard guard;
   SslSessionPtr session(d2i_SSL_SESSION(nullptr, &p, static_cast<long>(buf.Length())));
   if (!session) ThrowCodedError(info.Env(), "ERR_TLS_INVALID_SESSION", "Bad session");
-  if (SSL_set_session(ssl(), session.get()) != 1) ThrowCryptoError(info.Env(), "SSL_set_session failed");
+  if (SSL_set_session(ssl(), session.get()) != 1)
+    ThrowCryptoError(info.Env(), "SSL_set_session failed");
 }
 
 void TLSWrap::SetALPNProtocols(const Napi::CallbackInfo& info) {
@@ -108,7 +108,8 @@ Napi::Value TLSWrap::VerifyError(const Napi::CallbackInfo& info) {
   if (dead()) return env.Null();
   X509* peer = SSL_get0_peer_certificate(ssl());
   // No certificate at all is reported the way node:tls reports it.
-  long result = peer != nullptr ? SSL_get_verify_result(ssl()) : X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT;
+  long result =
+      peer != nullptr ? SSL_get_verify_result(ssl()) : X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT;
   if (result == X509_V_OK) return env.Null();
   Napi::Error err = Napi::Error::New(env, X509_verify_cert_error_string(result));
   err.Value().Set("code", VerifyErrorCode(result));
@@ -258,7 +259,18 @@ Napi::Value TLSWrap::GetEphemeralKeyInfo(const Napi::CallbackInfo& info) {
   if (dead() || is_server_) return env.Null();
   Napi::Object out = Napi::Object::New(env);
   EVP_PKEY* key = nullptr;
-  if (SSL_get_peer_tmp_key(ssl(), &key) != 1 || key == nullptr) return out;
+  if (SSL_get_peer_tmp_key(ssl(), &key) != 1 || key == nullptr) {
+    // Groups with no key object of their own (OpenSSL 3.5's hybrid ML-KEM
+    // ones) are named only, as node:tls names them.
+    int group = SSL_get_negotiated_group(ssl());
+    const char* name = group != 0 ? SSL_group_to_name(ssl(), group) : nullptr;
+    if (name != nullptr) {
+      out.Set("type", "TLSGroup");
+      out.Set("name", name);
+      out.Set("size", env.Undefined());
+    }
+    return out;
+  }
   EvpPkeyPtr owned(key);
   int id = EVP_PKEY_id(key);
   if (id == EVP_PKEY_DH) {

@@ -4,7 +4,8 @@ namespace tlswrap {
 
 JsTransport::JsTransport(Napi::Object receiver, Napi::Function write,
                          napi_async_context async_context)
-    : receiver_(Napi::Weak(receiver)), write_(Napi::Persistent(write)),
+    : receiver_(Napi::Weak(receiver)),
+      write_(Napi::Persistent(write)),
       async_context_(async_context) {}
 
 bool JsTransport::Write(Napi::Env env, CipherBuffer* out) {

@@ -36,11 +36,14 @@ function sink(stream) {
   });
 }
 
-// Rejects on the first 'error' of any of the emitters.
+// Rejects on the first 'error' of any of the emitters (for Promise.race;
+// marked handled so a late error after the race cannot crash the run).
 function failOnError(...emitters) {
-  return new Promise((resolve, reject) => {
+  const p = new Promise((resolve, reject) => {
     for (const e of emitters) e.on('error', reject);
   });
+  p.catch(() => {});
+  return p;
 }
 
 // One connection over loopback, both directions at once.
@@ -55,9 +58,11 @@ async function nodePair(serverImpl, clientImpl, version) {
     });
     server.on('tlsClientError', reject);
   });
+  serverResult.catch(() => {});
   const port = await listen(server);
+  let client;
   try {
-    const client = clientImpl.connect(clientOptions(port));
+    client = clientImpl.connect(clientOptions(port));
     const errors = failOnError(client);
     await Promise.race([once(client, 'secureConnect'), errors]);
     assert.strictEqual(client.getProtocol(), version);
@@ -68,8 +73,9 @@ async function nodePair(serverImpl, clientImpl, version) {
     assert.strictEqual(got.hash, s2cHash);
     assert.strictEqual(srv.bytes, SIZE);
     assert.strictEqual(srv.hash, c2sHash);
-    if (!client.destroyed) await once(client, 'close');
+    if (!client.closed) await once(client, 'close');
   } finally {
+    if (client) client.destroy();
     await closeServer(server);
   }
 }
@@ -136,7 +142,7 @@ describe('interop', function () {
   for (const version of ['TLSv1.2', 'TLSv1.3']) {
     const opensslFlag = version === 'TLSv1.2' ? '-tls1_2' : '-tls1_3';
 
-    describe(`interop ${version}`, function () {
+    describe(version, function () {
       it('tlswrap client <-> node:tls server, 32 MiB each way', async function () {
         await nodePair(tls, tlswrap, version);
       });
@@ -162,8 +168,9 @@ describe('interop', function () {
 
         it('tlswrap client downloads 32 MiB from s_server -WWW', async function () {
           const srv = await startSServer([opensslFlag, '-WWW', '-http_server_binmode'], dir);
+          let client;
           try {
-            const client = tlswrap.connect(clientOptions(srv.port));
+            client = tlswrap.connect(clientOptions(srv.port));
             const errors = failOnError(client);
             await Promise.race([once(client, 'secureConnect'), errors]);
             assert.strictEqual(client.getProtocol(), version);
@@ -175,10 +182,10 @@ describe('interop', function () {
             const all = Buffer.concat(chunks);
             const bodyAt = all.indexOf('\r\n\r\n') + 4;
             assert.match(all.subarray(0, bodyAt).toString('latin1'), /^HTTP\/1\.0 200 ok\r\n/);
-            assert.strictEqual(all.length - bodyAt, SIZE);
+            assert.strictEqual(all.length - bodyAt, SIZE, srv.stderr());
             assert.strictEqual(sha256(all.subarray(bodyAt)), s2cHash);
-            client.destroy();
           } finally {
+            if (client) client.destroy();
             await stopProc(srv.proc);
           }
         });
@@ -186,19 +193,21 @@ describe('interop', function () {
         it('tlswrap client uploads to s_server (written to its stdout)', async function () {
           // s_server -quiet copies the plaintext it reads to stdout, nothing else.
           const srv = await startSServer([opensslFlag, '-quiet'], dir);
+          let client;
           try {
             const received = sink(srv.proc.stdout);
-            const client = tlswrap.connect(clientOptions(srv.port));
+            client = tlswrap.connect(clientOptions(srv.port));
             const errors = failOnError(client);
             await Promise.race([once(client, 'secureConnect'), errors]);
             assert.strictEqual(client.getProtocol(), version);
             client.resume();
             client.end(c2s);
             const got = await Promise.race([received, errors]);
-            assert.strictEqual(got.bytes, SIZE);
+            assert.strictEqual(got.bytes, SIZE, srv.stderr());
             assert.strictEqual(got.hash, c2sHash);
-            if (!client.destroyed) await once(client, 'close');
+            if (!client.closed) await once(client, 'close');
           } finally {
+            if (client) client.destroy();
             await stopProc(srv.proc);
           }
         });
@@ -230,10 +239,12 @@ describe('interop', function () {
             });
             server.on('tlsClientError', reject);
           });
+          serverResult.catch(() => {});
           const port = await listen(server);
           const proc = spawn('openssl', ['s_client', '-connect', `127.0.0.1:${port}`, opensslFlag, '-quiet',
             '-nocommands', '-CAfile', fixturePath('ca-cert.pem'), '-servername', 'localhost', '-verify_return_error'],
           { stdio: ['pipe', 'pipe', 'pipe'] });
+          const exited = once(proc, 'exit');
           try {
             proc.stdin.on('error', () => {});
             let stderr = '';
@@ -241,7 +252,7 @@ describe('interop', function () {
             const received = sink(proc.stdout);
             proc.stdin.write(c2s); // stdin stays open: EOF would not end the session anyway
             const [srv, got] = await Promise.all([serverResult, received]);
-            const [code] = await once(proc, 'exit');
+            const [code] = await exited;
             assert.strictEqual(srv.protocol, version);
             assert.strictEqual(srv.bytes, SIZE);
             assert.strictEqual(srv.hash, c2sHash);

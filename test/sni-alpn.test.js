@@ -5,7 +5,7 @@
 
 const assert = require('node:assert');
 const { once } = require('node:events');
-const { fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer } = require('./common');
+const { fixtures, tlswrap, serverOptions, listen, closeServer } = require('./common');
 
 const otherOptions = { key: fixtures.otherKey, cert: fixtures.otherCert };
 

@@ -1,0 +1,264 @@
+'use strict';
+
+// createSecureContext and the context options of createServer/connect: key
+// material in its forms, CAs, ciphers, protocol versions, curves, cipher
+// order, secureOptions, and the `secureContext` option.
+
+const assert = require('node:assert');
+const crypto = require('node:crypto');
+const { fixtures, tlswrap, serverOptions, listen, closeServer } = require('./common');
+
+const { SSL_OP_NO_TLSv1_3, SSL_OP_NO_TICKET } = crypto.constants;
+
+// One handshake between a fresh tlswrap server and a tlswrap client; returns
+// what each side reported. The client defaults to trusting the fixture CA.
+async function handshake(serverOpts, clientOpts = {}) {
+  const server = tlswrap.createServer(serverOpts);
+  const out = { server: {}, client: {} };
+  const serverDone = new Promise((resolve) => {
+    server.once('secureConnection', (sock) => {
+      sock.on('error', () => {});
+      out.server.protocol = sock.getProtocol();
+      out.server.cipher = sock.getCipher();
+      resolve();
+    });
+    server.once('tlsClientError', (err) => {
+      out.server.error = err;
+      resolve();
+    });
+  });
+  const port = await listen(server);
+  try {
+    const client = tlswrap.connect({ host: '127.0.0.1', port, servername: 'localhost', ca: fixtures.ca, ...clientOpts });
+    await new Promise((resolve) => {
+      client.on('secureConnect', () => {
+        out.client.authorized = client.authorized;
+        out.client.authorizationError = client.authorizationError;
+        out.client.protocol = client.getProtocol();
+        out.client.cipher = client.getCipher();
+        out.client.keyInfo = client.getEphemeralKeyInfo();
+        out.client.cn = client.getPeerCertificate().subject.CN;
+        client.end();
+      });
+      client.on('error', (err) => {
+        out.client.error = err;
+      });
+      client.resume();
+      client.on('close', resolve);
+    });
+    await serverDone;
+    return out;
+  } finally {
+    await closeServer(server);
+  }
+}
+
+function assertOk(out, protocol) {
+  assert.ifError(out.client.error);
+  assert.ifError(out.server.error);
+  assert.strictEqual(out.client.authorized, true);
+  if (protocol) {
+    assert.strictEqual(out.client.protocol, protocol);
+    assert.strictEqual(out.server.protocol, protocol);
+  }
+}
+
+describe('context: key material', function () {
+  it('createSecureContext({key, cert}) returns a context usable by a server (SNICallback) and connects', async function () {
+    const ctx = tlswrap.createSecureContext({ key: fixtures.serverKey, cert: fixtures.serverCert });
+    assert.strictEqual(typeof ctx, 'object');
+    const out = await handshake(serverOptions({ SNICallback: (name, cb) => cb(null, ctx) }));
+    assertOk(out);
+    assert.strictEqual(out.client.cn, 'localhost');
+  });
+
+  it('pfx + passphrase (server option and createSecureContext)', async function () {
+    assertOk(await handshake({ pfx: fixtures.serverPfx, passphrase: fixtures.passphrase }));
+    const ctx = tlswrap.createSecureContext({ pfx: fixtures.serverPfx, passphrase: fixtures.passphrase });
+    assertOk(await handshake(serverOptions({ SNICallback: (name, cb) => cb(null, ctx) })));
+  });
+
+  it('pfx in the { buf, passphrase } array form', async function () {
+    assertOk(await handshake({ pfx: [{ buf: fixtures.serverPfx, passphrase: fixtures.passphrase }] }));
+  });
+
+  it('encrypted key + passphrase, and the { pem, passphrase } array form', async function () {
+    assertOk(await handshake({ key: fixtures.serverKeyEncrypted, passphrase: fixtures.passphrase, cert: fixtures.serverCert }));
+    assertOk(await handshake({
+      key: [{ pem: fixtures.serverKeyEncrypted, passphrase: fixtures.passphrase }], cert: fixtures.serverCert,
+    }));
+  });
+
+  it('key and cert as strings work as Buffers do', async function () {
+    assertOk(await handshake({ key: fixtures.serverKey.toString(), cert: fixtures.serverCert.toString() },
+      { ca: fixtures.ca.toString() }));
+  });
+
+  it('ca as an array (strings and Buffers mixed) and as one concatenated PEM', async function () {
+    assertOk(await handshake(serverOptions(), { ca: [fixtures.selfSignedCert.toString(), fixtures.ca] }));
+    assertOk(await handshake(serverOptions(), { ca: Buffer.concat([fixtures.selfSignedCert, fixtures.ca]) }));
+  });
+});
+
+describe('context: protocol versions', function () {
+  for (const version of ['TLSv1.2', 'TLSv1.3']) {
+    it(`server pinned to ${version}: the connection negotiates ${version}`, async function () {
+      assertOk(await handshake(serverOptions({ minVersion: version, maxVersion: version })), version);
+    });
+    it(`client pinned to ${version}: the connection negotiates ${version}`, async function () {
+      assertOk(await handshake(serverOptions(), { minVersion: version, maxVersion: version }), version);
+    });
+  }
+
+  it('defaults: TLSv1.3', async function () {
+    assertOk(await handshake(serverOptions()), 'TLSv1.3');
+  });
+
+  it('server min TLSv1.3, client max TLSv1.2: ERR_SSL_UNSUPPORTED_PROTOCOL / ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION',
+    async function () {
+      const out = await handshake(serverOptions({ minVersion: 'TLSv1.3' }), { maxVersion: 'TLSv1.2' });
+      assert.strictEqual(out.server.error.code, 'ERR_SSL_UNSUPPORTED_PROTOCOL');
+      assert.strictEqual(out.server.error.reason, 'unsupported protocol');
+      assert.strictEqual(out.client.error.code, 'ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION');
+      assert.strictEqual(out.client.error.reason, 'tlsv1 alert protocol version');
+      assert.strictEqual(out.client.protocol, undefined);
+    });
+
+  it('server max TLSv1.2, client min TLSv1.3: the same codes', async function () {
+    const out = await handshake(serverOptions({ maxVersion: 'TLSv1.2' }), { minVersion: 'TLSv1.3' });
+    assert.strictEqual(out.server.error.code, 'ERR_SSL_UNSUPPORTED_PROTOCOL');
+    assert.strictEqual(out.client.error.code, 'ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION');
+  });
+
+  it("secureProtocol 'TLSv1_2_method' pins TLS 1.2", async function () {
+    assertOk(await handshake(serverOptions({ secureProtocol: 'TLSv1_2_method' })), 'TLSv1.2');
+  });
+
+  it('secureOptions SSL_OP_NO_TLSv1_3 on the server gives TLS 1.2', async function () {
+    assertOk(await handshake(serverOptions({ secureOptions: SSL_OP_NO_TLSv1_3 })), 'TLSv1.2');
+  });
+});
+
+describe('context: ciphers', function () {
+  it('TLS 1.2 cipher list: the one cipher allowed is the one used', async function () {
+    const out = await handshake(serverOptions({ ciphers: 'ECDHE-RSA-AES256-GCM-SHA384', maxVersion: 'TLSv1.2' }));
+    assertOk(out, 'TLSv1.2');
+    assert.deepStrictEqual(out.client.cipher, {
+      name: 'ECDHE-RSA-AES256-GCM-SHA384', standardName: 'TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384', version: 'TLSv1.2',
+    });
+    assert.deepStrictEqual(out.server.cipher, out.client.cipher);
+  });
+
+  it('TLS 1.3 suites go in `ciphers` too', async function () {
+    const out = await handshake(serverOptions({ ciphers: 'TLS_AES_128_GCM_SHA256' }));
+    assertOk(out, 'TLSv1.3');
+    assert.strictEqual(out.client.cipher.name, 'TLS_AES_128_GCM_SHA256');
+  });
+
+  it('no shared cipher: server ERR_SSL_NO_SHARED_CIPHER, client handshake_failure alert', async function () {
+    for (const [s, c, max] of [
+      ['AES128-GCM-SHA256', 'AES256-GCM-SHA384', 'TLSv1.2'],
+      ['TLS_AES_128_GCM_SHA256', 'TLS_CHACHA20_POLY1305_SHA256', 'TLSv1.3'],
+    ]) {
+      const out = await handshake(serverOptions({ ciphers: s, maxVersion: max }), { ciphers: c });
+      assert.strictEqual(out.server.error.code, 'ERR_SSL_NO_SHARED_CIPHER', max);
+      assert.strictEqual(out.client.error.code, 'ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE', max);
+    }
+  });
+
+  // The server lists AES256 first, the client AES128 first.
+  const serverPref = 'AES256-GCM-SHA384:AES128-GCM-SHA256';
+  const clientPref = { ciphers: 'AES128-GCM-SHA256:AES256-GCM-SHA384' };
+
+  it("honorCipherOrder: true -> the server's order wins", async function () {
+    const out = await handshake(serverOptions({ ciphers: serverPref, maxVersion: 'TLSv1.2', honorCipherOrder: true }),
+      clientPref);
+    assert.strictEqual(out.client.cipher.name, 'AES256-GCM-SHA384');
+  });
+
+  it("honorCipherOrder: false -> the client's order wins", async function () {
+    const out = await handshake(serverOptions({ ciphers: serverPref, maxVersion: 'TLSv1.2', honorCipherOrder: false }),
+      clientPref);
+    assert.strictEqual(out.client.cipher.name, 'AES128-GCM-SHA256');
+  });
+
+  it("honorCipherOrder unset on a Server: node's Server defaults it to true", async function () {
+    const out = await handshake(serverOptions({ ciphers: serverPref, maxVersion: 'TLSv1.2' }), clientPref);
+    assert.strictEqual(out.client.cipher.name, 'AES256-GCM-SHA384');
+  });
+});
+
+describe('context: ecdhCurve', function () {
+  it("server 'P-384': the key exchange uses secp384r1 (TLS 1.3 and 1.2)", async function () {
+    for (const version of ['TLSv1.3', 'TLSv1.2']) {
+      const out = await handshake(serverOptions({ ecdhCurve: 'P-384', maxVersion: version }));
+      assertOk(out, version);
+      assert.deepStrictEqual(out.client.keyInfo, { type: 'ECDH', name: 'secp384r1', size: 384 });
+    }
+  });
+
+  it('curve lists on both sides: the shared one the client sent a key share for', async function () {
+    const out = await handshake(serverOptions({ ecdhCurve: 'P-521:P-384' }), { ecdhCurve: 'P-384:P-521' });
+    assertOk(out);
+    assert.strictEqual(out.client.keyInfo.name, 'secp384r1');
+  });
+
+  it('no shared curve, TLS 1.3: server ERR_SSL_NO_SUITABLE_KEY_SHARE, client handshake_failure', async function () {
+    const out = await handshake(serverOptions({ ecdhCurve: 'P-384' }), { ecdhCurve: 'P-256' });
+    assert.strictEqual(out.server.error.code, 'ERR_SSL_NO_SUITABLE_KEY_SHARE');
+    assert.strictEqual(out.client.error.code, 'ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE');
+  });
+
+  it('no shared curve, TLS 1.2: falls back to RSA key exchange ({} key info)', async function () {
+    const out = await handshake(serverOptions({ ecdhCurve: 'P-384', maxVersion: 'TLSv1.2' }), { ecdhCurve: 'P-256' });
+    assertOk(out, 'TLSv1.2');
+    assert.deepStrictEqual(out.client.keyInfo, {});
+    assert.match(out.client.cipher.standardName, /^TLS_RSA_WITH_/);
+  });
+});
+
+describe('context: the secureContext option', function () {
+  it('connect({ secureContext }) uses it (its CA verifies the server)', async function () {
+    const secureContext = tlswrap.createSecureContext({ ca: fixtures.ca });
+    assertOk(await handshake(serverOptions(), { ca: undefined, secureContext }));
+  });
+
+  it('connect: secureContext wins over a `ca` option given alongside', async function () {
+    const secureContext = tlswrap.createSecureContext({});
+    const out = await handshake(serverOptions(), { secureContext, ca: fixtures.ca });
+    assert.strictEqual(out.client.error.code, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+  });
+
+  it('connect: client certificate from the secureContext satisfies requestCert', async function () {
+    const secureContext = tlswrap.createSecureContext({ ca: fixtures.ca, key: fixtures.clientKey, cert: fixtures.clientCert });
+    assertOk(await handshake(serverOptions({ requestCert: true, rejectUnauthorized: true, ca: fixtures.ca }),
+      { ca: undefined, secureContext }));
+  });
+
+  it("createServer ignores `secureContext`, as node's Server does: key/cert options decide", async function () {
+    const other = tlswrap.createSecureContext({ key: fixtures.otherKey, cert: fixtures.otherCert });
+    const out = await handshake(serverOptions({ secureContext: other }));
+    assertOk(out);
+    assert.strictEqual(out.client.cn, 'localhost');
+  });
+});
+
+describe('context: secureOptions', function () {
+  it('SSL_OP_NO_TICKET: a TLS 1.2 client gets no ticket; without it, it does', async function () {
+    const ticketOf = async (secureOptions) => {
+      const server = tlswrap.createServer(serverOptions({ maxVersion: 'TLSv1.2', secureOptions }));
+      const port = await listen(server);
+      try {
+        const client = tlswrap.connect({ host: '127.0.0.1', port, servername: 'localhost', ca: fixtures.ca });
+        await new Promise((resolve, reject) => { client.on('secureConnect', resolve); client.on('error', reject); });
+        const ticket = client.getTLSTicket();
+        client.destroy();
+        return ticket;
+      } finally {
+        await closeServer(server);
+      }
+    };
+    assert.strictEqual(await ticketOf(SSL_OP_NO_TICKET), undefined);
+    assert.ok(Buffer.isBuffer(await ticketOf(0)));
+  });
+});

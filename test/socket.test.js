@@ -1,0 +1,555 @@
+'use strict';
+
+// The net.Socket surface of a tlswrap TLSSocket: addresses, options setters,
+// timeouts, ref/unref, byte counters, flow control, pipe, end/destroy, the
+// server's handshakeTimeout, wrapping an existing net.Socket (STARTTLS) or any
+// Duplex, highWaterMark, and http/https riding on tlswrap sockets.
+
+const assert = require('node:assert');
+const http = require('node:http');
+const https = require('node:https');
+const net = require('node:net');
+const path = require('node:path');
+const { Duplex, PassThrough, Readable, Writable } = require('node:stream');
+const { execFile } = require('node:child_process');
+const { once } = require('node:events');
+const { fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer } = require('./common');
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// A connected tlswrap pair over loopback.
+async function makePair(extraServer = {}, extraClient = {}) {
+  const server = tlswrap.createServer(serverOptions(extraServer));
+  const serverSide = once(server, 'secureConnection');
+  const port = await listen(server);
+  const client = tlswrap.connect(clientOptions(port, extraClient));
+  await once(client, 'secureConnect');
+  const [sock] = await serverSide;
+  return { server, port, client, sock };
+}
+
+async function closePair({ server, client, sock }) {
+  client.destroy();
+  sock.destroy();
+  await closeServer(server);
+}
+
+// Resolves with everything `stream` emits as 'data' until it has `n` bytes.
+function readBytes(stream, n) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    let got = 0;
+    const onData = (d) => {
+      chunks.push(d);
+      got += d.length;
+      if (got >= n) {
+        stream.off('data', onData);
+        resolve(Buffer.concat(chunks));
+      }
+    };
+    stream.on('data', onData);
+    stream.once('error', reject);
+  });
+}
+
+// 'close' without once(): once() would reject on an expected 'error'.
+const closed = (s) => new Promise((resolve) => s.once('close', resolve));
+
+describe('socket: a connected pair', function () {
+  let p;
+  beforeEach(async function () {
+    p = await makePair();
+  });
+  afterEach(async function () {
+    await closePair(p);
+  });
+
+  it('is a net.Socket and a stream.Duplex, like node:tls sockets', function () {
+    assert.ok(p.client instanceof net.Socket);
+    assert.ok(p.client instanceof Duplex);
+    assert.ok(p.sock instanceof tlswrap.TLSSocket);
+    assert.ok(p.sock instanceof net.Socket);
+  });
+
+  it('remoteAddress/remotePort/remoteFamily, localAddress/localPort, address() on both sides', function () {
+    const { client, sock, port } = p;
+    assert.strictEqual(client.remoteAddress, '127.0.0.1');
+    assert.strictEqual(client.remotePort, port);
+    assert.strictEqual(client.remoteFamily, 'IPv4');
+    assert.strictEqual(client.localAddress, '127.0.0.1');
+    assert.strictEqual(typeof client.localPort, 'number');
+    assert.deepStrictEqual(client.address(), { address: '127.0.0.1', family: 'IPv4', port: client.localPort });
+    // The server side sees the same connection from the other end.
+    assert.strictEqual(sock.remoteAddress, '127.0.0.1');
+    assert.strictEqual(sock.remotePort, client.localPort);
+    assert.strictEqual(sock.remoteFamily, 'IPv4');
+    assert.strictEqual(sock.localPort, port);
+    assert.deepStrictEqual(sock.address(), { address: '127.0.0.1', family: 'IPv4', port });
+  });
+
+  it('readyState/connecting/pending once connected', function () {
+    assert.strictEqual(p.client.readyState, 'open');
+    assert.strictEqual(p.client.connecting, false);
+    assert.strictEqual(p.client.pending, false);
+  });
+
+  it('setNoDelay, setKeepAlive, setTimeout, ref, unref return this', function () {
+    const { client, sock } = p;
+    for (const s of [client, sock]) {
+      assert.strictEqual(s.setNoDelay(true), s);
+      assert.strictEqual(s.setNoDelay(false), s);
+      assert.strictEqual(s.setKeepAlive(true, 1000), s);
+      assert.strictEqual(s.setKeepAlive(false), s);
+      assert.strictEqual(s.setTimeout(0), s);
+      assert.strictEqual(s.unref(), s);
+      assert.strictEqual(s.ref(), s);
+    }
+  });
+
+  it("setTimeout(ms, cb) fires 'timeout' once idle, does not destroy, setTimeout(0) disarms", async function () {
+    const { client } = p;
+    let viaCallback = 0;
+    const start = Date.now();
+    client.setTimeout(100, () => { viaCallback++; });
+    assert.strictEqual(client.timeout, 100);
+    await once(client, 'timeout');
+    const elapsed = Date.now() - start;
+    assert.ok(elapsed >= 90 && elapsed < 2000, `timeout after ${elapsed} ms`);
+    assert.strictEqual(viaCallback, 1);
+    assert.strictEqual(client.destroyed, false);
+    client.setTimeout(0);
+    let again = 0;
+    client.on('timeout', () => { again++; });
+    await sleep(250);
+    assert.strictEqual(again, 0);
+  });
+
+  it('activity pushes the timeout back', async function () {
+    const { client, sock } = p;
+    sock.on('data', () => {});
+    let fired = 0;
+    // Each write comes well inside the 300 ms idle limit, even on a busy machine.
+    client.setTimeout(300, () => { fired++; });
+    for (let i = 0; i < 4; i++) {
+      await sleep(75);
+      client.write('tick');
+    }
+    assert.strictEqual(fired, 0);
+    await once(client, 'timeout');
+    client.setTimeout(0);
+  });
+
+  it('bytesRead/bytesWritten count plaintext bytes, both sides', async function () {
+    const { client, sock } = p;
+    // node counts application data only: nothing yet after the handshake.
+    assert.strictEqual(client.bytesWritten, 0);
+    assert.strictEqual(sock.bytesRead, 0);
+    client.write(Buffer.alloc(1000, 1));
+    await readBytes(sock, 1000);
+    assert.strictEqual(client.bytesWritten, 1000);
+    assert.strictEqual(sock.bytesRead, 1000);
+    sock.write(Buffer.alloc(50000, 2));
+    await readBytes(client, 50000);
+    assert.strictEqual(client.bytesRead, 50000);
+    assert.strictEqual(sock.bytesWritten, 50000);
+    client.write('xyz');
+    await readBytes(sock, 3);
+    assert.strictEqual(client.bytesWritten, 1003);
+    assert.strictEqual(sock.bytesRead, 1003);
+  });
+
+  it('pause() holds data back, resume() delivers it in order', async function () {
+    const { client, sock } = p;
+    const got = [];
+    client.on('data', (d) => got.push(d));
+    client.pause();
+    assert.strictEqual(client.isPaused(), true);
+    sock.write('one,');
+    sock.write('two,');
+    sock.write('three');
+    await sleep(100);
+    assert.strictEqual(got.length, 0);
+    client.resume();
+    assert.strictEqual(client.isPaused(), false);
+    while (Buffer.concat(got).length < 13) await sleep(5);
+    assert.strictEqual(Buffer.concat(got).toString(), 'one,two,three');
+  });
+
+  it('a paused reader applies backpressure: write() returns false, drain comes after resume', async function () {
+    const { client, sock } = p;
+    client.pause();
+    const chunk = Buffer.alloc(64 * 1024, 3);
+    let writes = 0;
+    // Bounded: loopback and TLS buffers fill well before 64 MiB.
+    while (sock.write(chunk)) {
+      writes++;
+      assert.ok(writes < 1024, 'write() never returned false');
+    }
+    const total = (writes + 1) * chunk.length;
+    const drained = once(sock, 'drain');
+    const all = readBytes(client, total);
+    client.resume();
+    await drained;
+    assert.strictEqual((await all).length, total);
+  });
+});
+
+describe('socket: pipe, end, destroy', function () {
+  let p;
+  beforeEach(async function () {
+    p = await makePair();
+  });
+  afterEach(async function () {
+    await closePair(p);
+  });
+
+  it('pipe a Readable into a tlswrap socket and a tlswrap socket into a Writable', async function () {
+    const { client, sock } = p;
+    const chunks = Array.from({ length: 50 }, (_, i) => Buffer.alloc(3000 + i, i));
+    const expected = Buffer.concat(chunks);
+    const received = [];
+    const sink = new Writable({
+      write(chunk, enc, cb) { received.push(chunk); cb(); },
+    });
+    sock.pipe(sink);
+    Readable.from(chunks).pipe(client); // ends the client when done
+    await once(sink, 'finish'); // the server saw 'end'
+    assert.ok(Buffer.concat(received).equals(expected));
+  });
+
+  it('pipe the other way: server socket fed by a Readable, client piped out', async function () {
+    const { client, sock } = p;
+    const expected = Buffer.alloc(300000, 9);
+    const received = [];
+    const sink = new Writable({ write(chunk, enc, cb) { received.push(chunk); cb(); } });
+    client.pipe(sink);
+    Readable.from([expected.subarray(0, 100000), expected.subarray(100000)]).pipe(sock);
+    await once(sink, 'finish');
+    assert.ok(Buffer.concat(received).equals(expected));
+  });
+
+  it("end(data, cb): cb runs, the peer gets the data then 'end'", async function () {
+    const { client, sock } = p;
+    let ended = 0;
+    const order = [];
+    sock.on('data', (d) => order.push(`data:${d}`));
+    sock.on('end', () => order.push('end'));
+    const done = closed(client);
+    client.end('last words', () => { ended++; });
+    await once(sock, 'end');
+    await done;
+    assert.strictEqual(ended, 1);
+    assert.deepStrictEqual(order, ['data:last words', 'end']);
+  });
+
+  it("end(cb) without data: cb runs and both sides close", async function () {
+    const { client, sock } = p;
+    sock.resume();
+    let ended = 0;
+    client.end(() => { ended++; });
+    await Promise.all([closed(client), closed(sock)]);
+    assert.strictEqual(ended, 1);
+  });
+
+  it("destroy(err) emits that 'error' then 'close' (hadError true); the peer closes", async function () {
+    const { client, sock } = p;
+    sock.on('error', () => {});
+    sock.resume();
+    const events = [];
+    const boom = new Error('bye');
+    client.on('error', (err) => events.push(err));
+    client.on('close', (hadError) => events.push(`close:${hadError}`));
+    client.destroy(boom);
+    assert.strictEqual(client.destroyed, true);
+    await Promise.all([closed(client), closed(sock)]);
+    assert.deepStrictEqual(events, [boom, 'close:true']);
+  });
+
+  it("destroy() without error: 'close' with hadError false, no 'error'", async function () {
+    const { client } = p;
+    const events = [];
+    client.on('error', (err) => events.push(err));
+    client.on('close', (hadError) => events.push(`close:${hadError}`));
+    client.destroy();
+    await closed(client);
+    assert.deepStrictEqual(events, ['close:false']);
+    assert.strictEqual(client.readyState, 'closed');
+  });
+
+  it('write after end fails with ERR_STREAM_WRITE_AFTER_END', async function () {
+    const { client, sock } = p;
+    sock.resume();
+    const emitted = [];
+    client.on('error', (e) => emitted.push(e));
+    const done = closed(client);
+    client.end();
+    const err = await new Promise((resolve) => client.write('late', resolve));
+    assert.strictEqual(err.code, 'ERR_STREAM_WRITE_AFTER_END');
+    // The same error is emitted as 'error' too.
+    await done;
+    assert.deepStrictEqual(emitted, [err]);
+  });
+});
+
+describe('socket: options and lifetime', function () {
+  it('highWaterMark on connect sets both readable and writable high water marks', async function () {
+    const p = await makePair({}, { highWaterMark: 1024 });
+    try {
+      assert.strictEqual(p.client.readableHighWaterMark, 1024);
+      assert.strictEqual(p.client.writableHighWaterMark, 1024);
+      // Defaults elsewhere.
+      assert.strictEqual(p.sock.readableHighWaterMark, 16384);
+    } finally {
+      await closePair(p);
+    }
+  });
+
+  it('before the connection is up: connecting, pending, readyState opening, no addresses', async function () {
+    const server = tlswrap.createServer(serverOptions());
+    const port = await listen(server);
+    try {
+      const client = tlswrap.connect(clientOptions(port));
+      assert.strictEqual(client.connecting, true);
+      assert.strictEqual(client.pending, true);
+      assert.strictEqual(client.readyState, 'opening');
+      assert.strictEqual(client.remoteAddress, undefined);
+      assert.strictEqual(client.bytesWritten, 0);
+      await once(client, 'secureConnect');
+      client.destroy();
+    } finally {
+      await closeServer(server);
+    }
+  });
+
+  it('IPv6 loopback: ::1 addresses and family IPv6', async function () {
+    const server = tlswrap.createServer(serverOptions());
+    try {
+      server.listen(0, '::1');
+      await once(server, 'listening');
+    } catch (err) {
+      if (['EADDRNOTAVAIL', 'EAFNOSUPPORT'].includes(err.code)) this.skip(); // no IPv6 here
+      throw err;
+    }
+    try {
+      const { port } = server.address();
+      const serverSide = once(server, 'secureConnection');
+      const client = tlswrap.connect({ host: '::1', port, ca: fixtures.ca });
+      await once(client, 'secureConnect');
+      const [sock] = await serverSide;
+      assert.strictEqual(client.authorized, true); // ::1 is an IP SAN of the cert
+      assert.strictEqual(client.remoteAddress, '::1');
+      assert.strictEqual(client.remoteFamily, 'IPv6');
+      assert.deepStrictEqual(client.address(), { address: '::1', family: 'IPv6', port: client.localPort });
+      assert.strictEqual(sock.remoteFamily, 'IPv6');
+      client.destroy();
+      sock.destroy();
+    } finally {
+      await closeServer(server);
+    }
+  });
+
+  it('unref() on a connected socket lets the process exit (child process)', async function () {
+    const server = tlswrap.createServer(serverOptions());
+    const serverSockets = [];
+    server.on('secureConnection', (sock) => {
+      serverSockets.push(sock);
+      sock.on('error', () => {});
+    });
+    const port = await listen(server);
+    try {
+      const script = path.join(__dirname, 'child', 'b-unref.js');
+      const stdout = await new Promise((resolve, reject) => {
+        execFile(process.execPath, [script, String(port)], { timeout: 10000 }, (err, out, stderr) => {
+          if (err) reject(new Error(`child did not exit cleanly: ${err.message}\n${stderr}`));
+          else resolve(out);
+        });
+      });
+      assert.deepStrictEqual(JSON.parse(stdout.trim()), { authorized: true, returnsThis: true });
+    } finally {
+      for (const s of serverSockets) s.destroy();
+      await closeServer(server);
+    }
+  });
+
+  it('handshakeTimeout: a silent TCP client gets tlsClientError ERR_TLS_HANDSHAKE_TIMEOUT', async function () {
+    const server = tlswrap.createServer(serverOptions({ handshakeTimeout: 200 }));
+    const port = await listen(server);
+    const start = Date.now();
+    const raw = net.connect(port, '127.0.0.1');
+    raw.on('error', () => {});
+    try {
+      const [err, sock] = await once(server, 'tlsClientError');
+      const elapsed = Date.now() - start;
+      assert.ok(elapsed >= 180 && elapsed < 3000, `after ${elapsed} ms`);
+      assert.ok(err instanceof Error);
+      assert.strictEqual(err.code, 'ERR_TLS_HANDSHAKE_TIMEOUT');
+      assert.strictEqual(err.message, 'TLS handshake timeout');
+      assert.ok(sock instanceof tlswrap.TLSSocket);
+      // node leaves the socket to the listener; destroying it drops the TCP connection.
+      sock.destroy();
+      await closed(raw);
+    } finally {
+      raw.destroy();
+      await closeServer(server);
+    }
+  });
+
+  it('a client that completes the handshake in time is not cut by handshakeTimeout', async function () {
+    const p = await makePair({ handshakeTimeout: 200 });
+    try {
+      await sleep(300);
+      p.client.write('still here');
+      const data = await readBytes(p.sock, 10);
+      assert.strictEqual(data.toString(), 'still here');
+    } finally {
+      await closePair(p);
+    }
+  });
+});
+
+describe('socket: wrapping existing streams', function () {
+  it('STARTTLS: a plain line first, then new TLSSocket(netSocket, {isServer}) and connect({socket})', async function () {
+    const secureContext = tlswrap.createSecureContext(serverOptions());
+    let lineSeen;
+    let onServerTls;
+    const serverTls = new Promise((resolve) => { onServerTls = resolve; });
+    const server = net.createServer((plain) => {
+      plain.on('error', () => {});
+      // Only the command line is plain text; the client sends TLS after our reply.
+      plain.once('data', (line) => {
+        lineSeen = line.toString();
+        plain.write('220 go ahead\r\n');
+        const t = new tlswrap.TLSSocket(plain, { isServer: true, secureContext });
+        t.on('error', () => {});
+        t.on('data', (d) => t.end(`secret:${d}`));
+        t.once('secure', () => onServerTls(t));
+      });
+    });
+    const port = await listen(server);
+    try {
+      const raw = net.connect(port, '127.0.0.1');
+      await once(raw, 'connect');
+      raw.write('STARTTLS\r\n');
+      const [reply] = await once(raw, 'data');
+      assert.strictEqual(reply.toString(), '220 go ahead\r\n');
+      assert.strictEqual(lineSeen, 'STARTTLS\r\n');
+
+      const client = tlswrap.connect({ socket: raw, servername: 'localhost', ca: fixtures.ca });
+      await once(client, 'secureConnect');
+      const t = await serverTls;
+      assert.ok(client instanceof tlswrap.TLSSocket);
+      assert.ok(t instanceof tlswrap.TLSSocket);
+      assert.strictEqual(client.authorized, true);
+      assert.strictEqual(client.encrypted, true);
+      assert.strictEqual(t.encrypted, true);
+      assert.strictEqual(t.getProtocol(), client.getProtocol());
+      // Addresses come from the wrapped TCP socket.
+      assert.strictEqual(client.remotePort, port);
+      assert.strictEqual(t.remotePort, raw.localPort);
+
+      const chunks = [];
+      client.on('data', (d) => chunks.push(d));
+      const done = closed(client);
+      client.write('hello');
+      await once(client, 'end');
+      assert.strictEqual(Buffer.concat(chunks).toString(), 'secret:hello');
+      await done;
+    } finally {
+      await closeServer(server);
+    }
+  });
+
+  // Two Duplexes joined by two PassThroughs: what one writes, the other reads.
+  function duplexPair() {
+    const side = (inbound, outbound) => {
+      const d = new Duplex({
+        read() { inbound.resume(); },
+        write(chunk, enc, cb) { outbound.write(chunk, cb); },
+        final(cb) { outbound.end(); cb(); },
+      });
+      inbound.on('data', (chunk) => { if (!d.push(chunk)) inbound.pause(); });
+      inbound.on('end', () => d.push(null));
+      return d;
+    };
+    const aToB = new PassThrough();
+    const bToA = new PassThrough();
+    return [side(bToA, aToB), side(aToB, bToA)];
+  }
+
+  it('new TLSSocket(duplex, {isServer}) and connect({socket: duplex}) over a plain Duplex pair', async function () {
+    const [a, b] = duplexPair();
+    const server = new tlswrap.TLSSocket(b, { isServer: true, secureContext: tlswrap.createSecureContext(serverOptions()) });
+    const serverSecure = once(server, 'secure');
+    const client = tlswrap.connect({ socket: a, servername: 'localhost', ca: fixtures.ca });
+    try {
+      await once(client, 'secureConnect');
+      await serverSecure;
+      assert.strictEqual(client.authorized, true);
+      assert.strictEqual(server.servername, 'localhost');
+      assert.strictEqual(server.getProtocol(), 'TLSv1.3');
+      // No addresses: the transport is not a socket.
+      assert.strictEqual(client.remoteAddress, undefined);
+
+      // Both directions, one of them bulk.
+      const bulk = Buffer.alloc(256 * 1024);
+      for (let i = 0; i < bulk.length; i++) bulk[i] = i % 251;
+      server.on('data', (d) => {
+        if (d.toString() === 'ping') server.write(bulk);
+      });
+      client.write('ping');
+      const got = await readBytes(client, bulk.length);
+      assert.ok(got.equals(bulk));
+    } finally {
+      const done = [client, server].map((s) => (s.closed ? null : closed(s)));
+      client.destroy();
+      server.destroy();
+      await Promise.all(done);
+    }
+  });
+
+  it('http.createServer fed tlswrap sockets; https.request/http.request over createConnection', async function () {
+    const httpServer = http.createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (d) => { body += d; });
+      req.on('end', () => {
+        res.setHeader('x-encrypted', String(req.socket.encrypted));
+        res.setHeader('x-servername', String(req.socket.servername));
+        res.end(`${req.method} ${req.url} ${body}`);
+      });
+    });
+    const tlsServer = tlswrap.createServer(serverOptions());
+    tlsServer.on('secureConnection', (sock) => httpServer.emit('connection', sock));
+    const port = await listen(tlsServer);
+    const request = (mod, method, body) => new Promise((resolve, reject) => {
+      const req = mod.request({
+        host: '127.0.0.1', port, path: '/hello?x=1', method, headers: { connection: 'close' },
+        createConnection: (opts) => tlswrap.connect({ host: opts.host, port: opts.port, servername: 'localhost', ca: fixtures.ca }),
+      });
+      req.on('error', reject);
+      req.on('response', (res) => {
+        const socket = res.socket;
+        let data = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => { data += d; });
+        res.on('end', () => resolve({ res, data, socket }));
+      });
+      req.end(body);
+    });
+    try {
+      const get = await request(https, 'GET');
+      assert.strictEqual(get.res.statusCode, 200);
+      assert.strictEqual(get.data, 'GET /hello?x=1 ');
+      assert.strictEqual(get.res.headers['x-encrypted'], 'true');
+      assert.strictEqual(get.res.headers['x-servername'], 'localhost');
+      assert.ok(get.socket instanceof tlswrap.TLSSocket);
+
+      const post = await request(http, 'POST', 'a body');
+      assert.strictEqual(post.res.statusCode, 200);
+      assert.strictEqual(post.data, 'POST /hello?x=1 a body');
+    } finally {
+      httpServer.close();
+      await closeServer(tlsServer);
+    }
+  });
+});

@@ -1,11 +1,13 @@
 'use strict';
 
-// TLSSocket: a stream.Duplex with the tls.TLSSocket and net.Socket surface,
-// over the native engine. The transport under it is any Duplex (a net.Socket
+// TLSSocket: a net.Socket (as node:tls's is, so `instanceof net.Socket` and
+// code that checks for it keep working) with the tls.TLSSocket surface, over
+// the native engine. It never uses net.Socket's own handle: every method that
+// would is overridden here. The transport under it is any Duplex (a net.Socket
 // or anything else); ciphertext crosses it in whole flushes, plaintext comes
 // up in coalesced chunks of up to 64 KiB.
 
-const { Duplex } = require('node:stream');
+const net = require('node:net');
 const { X509Certificate } = require('node:crypto');
 const binding = require('./binding');
 const defaults = require('./defaults');
@@ -85,18 +87,15 @@ function emitCloseNT(socket, hadError) {
   socket.emit('close', hadError);
 }
 
-class TLSSocket extends Duplex {
+class TLSSocket extends net.Socket {
   constructor(socket, options) {
     const opts = options === undefined ? {} : options;
     if (opts === null || typeof opts !== 'object') throw invalidArgType('options', 'Object', options);
     const allowHalfOpen = socket && typeof socket.allowHalfOpen === 'boolean' && opts.allowHalfOpen === undefined ?
       socket.allowHalfOpen : !!opts.allowHalfOpen;
-    super({
-      allowHalfOpen,
-      highWaterMark: opts.highWaterMark,
-      // 'close' carries hadError, as net.Socket's does: emitted by _destroy.
-      emitClose: false,
-    });
+    // net.Socket makes this a Duplex without a handle; it sets emitClose off
+    // ('close' with hadError is emitted by _destroy) and passes strings through.
+    super({ allowHalfOpen, highWaterMark: opts.highWaterMark });
 
     this._tlsOptions = opts;
     this._secureEstablished = false;
@@ -663,6 +662,9 @@ class TLSSocket extends Duplex {
   get connecting() {
     return !!(this._transport && this._transport.connecting);
   }
+
+  // net.Socket's constructor assigns it; here it is the transport's state.
+  set connecting(value) {}
 
   get pending() {
     return !this._transport || !!this._transport.pending;

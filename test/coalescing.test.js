@@ -9,16 +9,11 @@ const assert = require('node:assert');
 const tls = require('node:tls');
 const { once } = require('node:events');
 const { setTimeout: sleep } = require('node:timers/promises');
-const { tlswrap, serverOptions, clientOptions, listen, closeServer } = require('./common');
+const { tlswrap, serverOptions, clientOptions, listen, closeServer, pattern } = require('./common');
 
 const CAP = 64 * 1024;
 
 // A byte pattern that a shifted, dropped or repeated chunk cannot match.
-function pattern(size) {
-  const buf = Buffer.alloc(size);
-  for (let i = 0; i < size; i++) buf[i] = (i * 31 + (i >>> 8) * 7 + (i >>> 16)) & 0xff;
-  return buf;
-}
 
 // A builtin node:tls server (the peer) and a tlswrap client connected to it.
 // The client does not read (no 'data' listener, stream paused) until the

@@ -50,7 +50,16 @@ function closeServer(server) {
   return new Promise((resolve) => server.close(() => resolve()));
 }
 
-module.exports = { builtin, fixtures, fixture, tlswrap, serverOptions, clientOptions, listen, closeServer };
+// Deterministic bytes that do not repeat with any short period, so a lost,
+// duplicated or reordered span cannot compare equal. `seed` tells two
+// payloads of one test apart.
+function pattern(size, seed = 0) {
+  const buf = Buffer.alloc(size);
+  for (let i = 0; i < size; i++) buf[i] = (i * 31 + seed + (i >>> 8) * 7 + (i >>> 16)) & 0xff;
+  return buf;
+}
+
+module.exports = { pattern, builtin, fixtures, fixture, tlswrap, serverOptions, clientOptions, listen, closeServer };
 
 // --- TLS record proxy (appended for the record-level tests) ---
 // A TCP proxy on 127.0.0.1 in front of 127.0.0.1:targetPort that cuts each

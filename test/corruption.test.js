@@ -9,18 +9,14 @@
 const assert = require('node:assert');
 const tls = require('node:tls');
 const { once } = require('node:events');
-const { tlswrap, serverOptions, clientOptions, listen, closeServer, startRecordProxy, RecordType } =
-  require('./common');
+const {
+  tlswrap, serverOptions, clientOptions, listen, closeServer, startRecordProxy, RecordType, pattern,
+} = require('./common');
 
 const RECORD = 1024; // plaintext per record in the burst (setMaxSendFragment)
 const BURST_RECORDS = 10;
 const BAD_INDEX = 5; // records 0..4 of the burst are good, 5 is damaged
 
-function pattern(size, seed) {
-  const buf = Buffer.alloc(size);
-  for (let i = 0; i < size; i++) buf[i] = (i * 29 + seed + (i >>> 8)) & 0xff;
-  return buf;
-}
 
 // Collects what a socket delivers and the order of its events; resolves once
 // it has closed (and a tick more, so a late event would still be seen).

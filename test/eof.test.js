@@ -7,15 +7,12 @@
 const assert = require('node:assert');
 const tls = require('node:tls');
 const { once } = require('node:events');
-const { tlswrap, serverOptions, clientOptions, listen, closeServer, startRecordProxy, RecordType } = require('./common');
+const {
+  tlswrap, serverOptions, clientOptions, listen, closeServer, startRecordProxy, RecordType, pattern,
+} = require('./common');
 
 const SIZE = 200 * 1024;
 
-function pattern(size, seed) {
-  const buf = Buffer.alloc(size);
-  for (let i = 0; i < size; i++) buf[i] = (i * 17 + seed + (i >>> 10)) & 0xff;
-  return buf;
-}
 
 // Records the order of 'data', 'end', 'close' and 'error' on a socket and
 // resolves once it closes.

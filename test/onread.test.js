@@ -8,15 +8,10 @@ const assert = require('node:assert');
 const tls = require('node:tls');
 const { once } = require('node:events');
 const { setTimeout: sleep } = require('node:timers/promises');
-const { tlswrap, serverOptions, clientOptions, listen, closeServer } = require('./common');
+const { tlswrap, serverOptions, clientOptions, listen, closeServer, pattern } = require('./common');
 
 const SIZE = 1024 * 1024;
 
-function pattern(size) {
-  const buf = Buffer.alloc(size);
-  for (let i = 0; i < size; i++) buf[i] = (i * 13 + (i >>> 9) * 5 + (i >>> 17)) & 0xff;
-  return buf;
-}
 const DATA = pattern(SIZE);
 
 describe('onread option', function () {

@@ -5,13 +5,8 @@
 
 const assert = require('node:assert');
 const { once } = require('node:events');
-const { tlswrap, serverOptions, clientOptions, listen, closeServer, assertSameText } = require('./common');
+const { tlswrap, serverOptions, clientOptions, listen, closeServer, assertSameText, pattern } = require('./common');
 
-function pattern(size) {
-  const buf = Buffer.alloc(size);
-  for (let i = 0; i < size; i++) buf[i] = (i * 11 + (i >>> 8) * 3 + (i >>> 16)) & 0xff;
-  return buf;
-}
 
 for (const version of ['TLSv1.3', 'TLSv1.2']) {
   describe(`writes from inside 'data' handlers, ${version}`, function () {

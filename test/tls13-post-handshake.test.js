@@ -87,6 +87,29 @@ describe('TLS 1.3 KeyUpdate against openssl', function () {
   const after = `after-${'a'.repeat(20000)}`;
 
   for (const [letter, requested] of [['k', false], ['K', true]]) {
+    // openssl sends `before`, a KeyUpdate (`letter`), `after`: all of it must
+    // arrive in order. Then our write must still reach openssl under the new
+    // keys and, if it asked for it (K), behind our own KeyUpdate.
+    async function exchange(ossl, socket, got, marker) {
+      ossl.line(before);
+      await until(() => got.text.length >= before.length + 1, 'the data before the KeyUpdate');
+      ossl.line(letter);
+      await ossl.waitFor(SENT_KEY_UPDATE);
+      ossl.line(after);
+      await until(() => got.text.length >= before.length + after.length + 2, 'the data after the KeyUpdate');
+      assertSameText(got.text, `${before}\n${after}\n`, 'received');
+
+      socket.write(`${marker}\n`);
+      await ossl.waitFor(new RegExp(`^${marker}$`, 'm'));
+      const answer = RECEIVED_KEY_UPDATE.exec(ossl.out);
+      if (requested) {
+        assert.ok(answer, 'tlswrap did not answer the requested KeyUpdate');
+        assert.ok(answer.index < ossl.out.indexOf(marker), 'KeyUpdate answer came after the data');
+      } else {
+        assert.strictEqual(answer, null, 'tlswrap sent a KeyUpdate that was not requested');
+      }
+    }
+
     it(`tlswrap client, s_server sends KeyUpdate (${letter}): data before and after in order`, async function () {
       ossl = new OpenSSL(['s_server', '-accept', '127.0.0.1:0', '-naccept', '1', '-tls1_3',
         '-key', 'server-key.pem', '-cert', 'server-cert.pem']);
@@ -96,25 +119,7 @@ describe('TLS 1.3 KeyUpdate against openssl', function () {
       const got = textOf(client);
       await once(client, 'secureConnect');
 
-      ossl.line(before);
-      await until(() => got.text.length >= before.length + 1, 'the data before the KeyUpdate');
-      ossl.line(letter);
-      await ossl.waitFor(SENT_KEY_UPDATE);
-      ossl.line(after);
-      await until(() => got.text.length >= before.length + after.length + 2, 'the data after the KeyUpdate');
-      assertSameText(got.text, `${before}\n${after}\n`, 'received');
-
-      // Our writes still reach openssl under the new keys; if it asked for
-      // it (K), our KeyUpdate precedes the data.
-      client.write('from-client\n');
-      await ossl.waitFor(/^from-client$/m);
-      const answer = RECEIVED_KEY_UPDATE.exec(ossl.out);
-      if (requested) {
-        assert.ok(answer, 'tlswrap did not answer the requested KeyUpdate');
-        assert.ok(answer.index < ossl.out.indexOf('from-client'), 'KeyUpdate answer came after the data');
-      } else {
-        assert.strictEqual(answer, null, 'tlswrap sent a KeyUpdate that was not requested');
-      }
+      await exchange(ossl, client, got, 'from-client');
       const closed = once(client, 'close');
       client.end();
       await closed;
@@ -132,23 +137,7 @@ describe('TLS 1.3 KeyUpdate against openssl', function () {
       sockets.push(peer);
       const got = textOf(peer);
 
-      ossl.line(before);
-      await until(() => got.text.length >= before.length + 1, 'the data before the KeyUpdate');
-      ossl.line(letter);
-      await ossl.waitFor(SENT_KEY_UPDATE);
-      ossl.line(after);
-      await until(() => got.text.length >= before.length + after.length + 2, 'the data after the KeyUpdate');
-      assertSameText(got.text, `${before}\n${after}\n`, 'received');
-
-      peer.write('from-server\n');
-      await ossl.waitFor(/^from-server$/m);
-      const answer = RECEIVED_KEY_UPDATE.exec(ossl.out);
-      if (requested) {
-        assert.ok(answer, 'tlswrap did not answer the requested KeyUpdate');
-        assert.ok(answer.index < ossl.out.indexOf('from-server'), 'KeyUpdate answer came after the data');
-      } else {
-        assert.strictEqual(answer, null, 'tlswrap sent a KeyUpdate that was not requested');
-      }
+      await exchange(ossl, peer, got, 'from-server');
       // EOF on stdin makes s_client send close_notify and exit.
       const ended = once(peer, 'end');
       ossl.proc.stdin.end();

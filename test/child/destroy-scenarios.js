@@ -70,88 +70,52 @@ async function cleanup({ server, client, peers }) {
   await closeServer(server);
 }
 
+// The client destroys itself in its first `event`; the server writes a burst.
+async function clientScenario(event, clientExtra) {
+  const ctx = await pair((socket) => socket.write(BURST), clientExtra);
+  const rec = recorder(ctx.client);
+  ctx.client.on(event, rec.destroyNow);
+  await settle(rec);
+  await cleanup(ctx);
+  return { rec, who: 'client' };
+}
+
+// `arm(socket, recorder)` runs in 'secureConnection'; the client writes a burst.
+async function serverScenario(arm) {
+  let recorded;
+  const rec = new Promise((resolve) => { recorded = resolve; });
+  const ctx = await pair((socket) => {
+    const r = recorder(socket);
+    arm(socket, r);
+    recorded(r);
+  });
+  ctx.client.on('error', () => {});
+  ctx.client.write(BURST);
+  const r = await rec;
+  await settle(r);
+  await cleanup(ctx);
+  return { rec: r, who: 'server' };
+}
+
 const scenarios = {
   // Client side.
-  async 'client data'() {
-    const ctx = await pair((socket) => socket.write(BURST));
-    const rec = recorder(ctx.client);
-    ctx.client.on('data', rec.destroyNow);
-    await settle(rec);
-    await cleanup(ctx);
-    return { rec, who: 'client' };
-  },
+  'client data': () => clientScenario('data'),
 
-  async 'client session'() {
-    // TLS 1.3: the server sends two tickets right after the handshake, and
-    // data behind them; nothing may follow the first 'session'.
-    const ctx = await pair((socket) => socket.write(BURST), { minVersion: 'TLSv1.3' });
-    const rec = recorder(ctx.client);
-    ctx.client.on('session', rec.destroyNow);
-    await settle(rec);
-    await cleanup(ctx);
-    return { rec, who: 'client' };
-  },
+  // TLS 1.3: the server sends two tickets right after the handshake, and
+  // data behind them; nothing may follow the first 'session'.
+  'client session': () => clientScenario('session', { minVersion: 'TLSv1.3' }),
 
-  async 'client session TLSv1.2'() {
-    const ctx = await pair((socket) => socket.write(BURST), { maxVersion: 'TLSv1.2' });
-    const rec = recorder(ctx.client);
-    ctx.client.on('session', rec.destroyNow);
-    await settle(rec);
-    await cleanup(ctx);
-    return { rec, who: 'client' };
-  },
+  'client session TLSv1.2': () => clientScenario('session', { maxVersion: 'TLSv1.2' }),
 
-  async 'client keylog'() {
-    // Keylog lines come from inside the handshake, OpenSSL on the stack.
-    const ctx = await pair((socket) => socket.write(BURST));
-    const rec = recorder(ctx.client);
-    ctx.client.on('keylog', rec.destroyNow);
-    await settle(rec);
-    await cleanup(ctx);
-    return { rec, who: 'client' };
-  },
+  // Keylog lines come from inside the handshake, OpenSSL on the stack.
+  'client keylog': () => clientScenario('keylog'),
 
-  async 'client secureConnect'() {
-    const ctx = await pair((socket) => socket.write(BURST));
-    const rec = recorder(ctx.client);
-    ctx.client.on('secureConnect', rec.destroyNow);
-    await settle(rec);
-    await cleanup(ctx);
-    return { rec, who: 'client' };
-  },
+  'client secureConnect': () => clientScenario('secureConnect'),
 
   // Server side.
-  async 'server data'() {
-    let recorded;
-    const rec = new Promise((resolve) => { recorded = resolve; });
-    const ctx = await pair((socket) => {
-      const r = recorder(socket);
-      socket.on('data', r.destroyNow);
-      recorded(r);
-    });
-    ctx.client.on('error', () => {});
-    ctx.client.write(BURST);
-    const r = await rec;
-    await settle(r);
-    await cleanup(ctx);
-    return { rec: r, who: 'server' };
-  },
+  'server data': () => serverScenario((socket, r) => socket.on('data', r.destroyNow)),
 
-  async 'server secureConnection'() {
-    let recorded;
-    const rec = new Promise((resolve) => { recorded = resolve; });
-    const ctx = await pair((socket) => {
-      const r = recorder(socket);
-      r.destroyNow();
-      recorded(r);
-    });
-    ctx.client.on('error', () => {});
-    ctx.client.write(BURST);
-    const r = await rec;
-    await settle(r);
-    await cleanup(ctx);
-    return { rec: r, who: 'server' };
-  },
+  'server secureConnection': () => serverScenario((socket, r) => r.destroyNow()),
 
   async 'server secure'() {
     // 'secure' is seen on a server-side TLSSocket made by hand over a

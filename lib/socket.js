@@ -415,14 +415,16 @@ class TLSSocket extends net.Socket {
   }
 
   _onEngineError(err) {
-    if (this._hadError) return;
-    this._hadError = true;
+    // A server that rejects clients without a certificate just closes, as
+    // node:tls does; the client has already been told by the alert.
     if (this._secureEstablished && this._tlsOptions.isServer && this._rejectUnauthorized &&
         /peer did not return a certificate/.test(err.message)) {
+      if (this._hadError) return;
+      this._hadError = true;
       this.destroy();
       return;
     }
-    this.destroy(err);
+    this._emitTLSError(err);
   }
 
   _emitTLSError(err) {

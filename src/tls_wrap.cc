@@ -531,12 +531,7 @@ void TLSWrap::ClearOut() {
       read_closed_ = true;
       QueueEvent(EventType::kEnd);
     } else if (err == SSL_ERROR_SSL || err == SSL_ERROR_SYSCALL) {
-      // The alert OpenSSL queued goes out before JS hears of the error.
-      EncOut();
-      if (dead()) return;
-      read_closed_ = true;
-      fatal_ = true;
-      QueueEvent(EventType::kError, std::string(), err_code);
+      if (!Fail(err_code)) return;
     } else if (err == SSL_ERROR_WANT_READ && transport_eof_ && !full) {
       // The peer closed TCP without close_notify: node:tls treats it as EOF.
       read_closed_ = true;
@@ -550,6 +545,7 @@ void TLSWrap::ClearOut() {
 void TLSWrap::KickHandshake() {
   kick_handshake_ = false;
   int err = SSL_ERROR_NONE;
+  unsigned long err_code = 0;
   {
     ErrorQueueGuard guard;
     if (ticket_wanted_) {
@@ -559,20 +555,22 @@ void TLSWrap::KickHandshake() {
     int ret = SSL_do_handshake(ssl());
     if (ret <= 0) {
       err = SSL_get_error(ssl(), ret);
-      if (err == SSL_ERROR_SSL || err == SSL_ERROR_SYSCALL) FailWithSSLError(err);
+      if (err == SSL_ERROR_SSL) err_code = ERR_peek_error();
     }
   }
-  if (err == SSL_ERROR_SSL || err == SSL_ERROR_SYSCALL) {
-    EncOut();
+  if ((err == SSL_ERROR_SSL || err == SSL_ERROR_SYSCALL) && Fail(err_code)) {
     Deliver(nullptr, 0, Napi::Object(), false);
   }
 }
 
-void TLSWrap::FailWithSSLError(int ssl_error) {
-  unsigned long err_code = ssl_error == SSL_ERROR_SSL ? ERR_peek_error() : 0;
+bool TLSWrap::Fail(unsigned long err_code) {
+  // The alert OpenSSL queued goes out before JS hears of the error.
+  EncOut();
+  if (dead()) return false;
   read_closed_ = true;
   fatal_ = true;
   QueueEvent(EventType::kError, std::string(), err_code);
+  return true;
 }
 
 void TLSWrap::ClearIn() {
@@ -632,12 +630,7 @@ void TLSWrap::ClearIn() {
         retry_len_ = len;
         return;
       }
-      EncOut();
-      if (dead()) return;
-      fatal_ = true;
-      read_closed_ = true;
-      QueueEvent(EventType::kError, std::string(), err_code);
-      Deliver(nullptr, 0, Napi::Object(), false);
+      if (Fail(err_code)) Deliver(nullptr, 0, Napi::Object(), false);
       return;
     }
     retry_data_ = nullptr;

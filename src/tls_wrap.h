@@ -132,7 +132,10 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap> {
   void ClearIn();
   void EncOut();
   void QueueEvent(EventType type, std::string payload = std::string(), unsigned long error = 0);
-  void FailWithSSLError(int ssl_error);
+  // A fatal TLS error (`err_code` from the error queue, 0 if none): flushes
+  // the alert, stops reading and writing, queues 'error'. False if the
+  // connection was destroyed meanwhile.
+  bool Fail(unsigned long err_code);
   void KickHandshake();
   // Hands `len` decrypted bytes at `data` and the queued events to JS, in
   // wire order. Returns false if the connection was destroyed meanwhile.

@@ -250,6 +250,14 @@ class TLSSocket extends net.Socket {
     this._handle.readStart();
   }
 
+  // Nothing leaves a destroyed socket, not even plaintext the stream still
+  // buffers (Node 24's Readable would otherwise hand it to a flow that
+  // destroy() interrupted).
+  read(n) {
+    if (this.destroyed) return null;
+    return super.read(n);
+  }
+
   _read() {
     // Not synchronously: plaintext pushed from inside _read() is buffered
     // rather than emitted, and an error right behind it would discard it.

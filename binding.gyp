@@ -9,7 +9,8 @@
         "src/secure_context.cc",
         "src/tls_wrap.cc",
         "src/tls_wrap_info.cc",
-        "src/transport_js.cc"
+        "src/transport_js.cc",
+        "src/transport_uv.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")"

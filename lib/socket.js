@@ -8,6 +8,7 @@
 // up in coalesced chunks of up to 64 KiB.
 
 const net = require('node:net');
+const { getSystemErrorName } = require('node:util');
 const { X509Certificate } = require('node:crypto');
 const binding = require('./binding');
 const defaults = require('./defaults');
@@ -27,6 +28,7 @@ const kError = 7;
 const kShutdown = 8;
 const kNewSession = 9;
 const kResumeSession = 10;
+const kTransportError = 11;
 
 const kOwner = Symbol('tlswrap.owner');
 
@@ -75,12 +77,52 @@ function onTransportDrain() {
 }
 function onTransportConnect() {
   const owner = this[kOwner];
+  if (owner._handle === null) return;
+  owner._useTransport();
   owner.emit('connect');
   owner.emit('ready');
   owner._start();
 }
 function onTransportLookup(err, address, family, host) {
   this[kOwner].emit('lookup', err, address, family, host);
+}
+
+// TLSWRAP_TRANSPORT=js keeps every connection on the generic transport.
+const nativeTransportDisabled = process.env.TLSWRAP_TRANSPORT === 'js';
+
+// What a taken-over net.Socket keeps as its handle: enough for its destroy()
+// (which is what lets node's Server count the connection as gone) and for
+// its address getters, which keep answering as before.
+function standInHandle(addresses) {
+  return {
+    getsockname(out) {
+      out.address = addresses.localAddress;
+      out.family = addresses.localFamily;
+      out.port = addresses.localPort;
+      return 0;
+    },
+    getpeername(out) {
+      out.address = addresses.remoteAddress;
+      out.family = addresses.remoteFamily;
+      out.port = addresses.remotePort;
+      return 0;
+    },
+    fd: -1,
+    bytesRead: 0,
+    bytesWritten: 0,
+    reading: false,
+    onread: null,
+    close(cb) {
+      if (typeof cb === 'function') process.nextTick(cb);
+    },
+    readStart() { return 0; },
+    readStop() { return 0; },
+    getAsyncId() { return -1; },
+    ref() {},
+    unref() {},
+    setNoDelay() { return 0; },
+    setKeepAlive() { return 0; },
+  };
 }
 
 function emitCloseNT(socket, hadError) {
@@ -116,6 +158,8 @@ class TLSSocket extends net.Socket {
     this._disableRenegotiation = false;
     this._onreadCallback = null;
     this._transport = null;
+    this._native = false; // the connection is on the engine's own TCP handle
+    this._addresses = null; // its addresses, read before node's handle closed
 
     this.encrypted = true;
     this.authorized = false;
@@ -197,15 +241,20 @@ class TLSSocket extends net.Socket {
     // engine has flushed): a transport that ended itself on the peer's FIN
     // would cut off ciphertext the engine still has to send.
     if (typeof transport.allowHalfOpen === 'boolean') transport.allowHalfOpen = true;
-    transport.on('data', onTransportData);
-    transport.on('end', onTransportEnd);
     transport.on('error', onTransportError);
     transport.on('close', onTransportClose);
-    transport.on('drain', onTransportDrain);
     if (transport.connecting) {
       transport.once('connect', onTransportConnect);
       transport.on('lookup', onTransportLookup);
+      return;
     }
+    this._useTransport();
+  }
+
+  // The transport is connected: move the connection onto the engine's own
+  // TCP handle where it can be, else carry ciphertext through the Duplex.
+  _useTransport() {
+    const transport = this._transport;
     // Bytes the transport already read (a STARTTLS upgrade) come first.
     if (transport.readableLength > 0 && typeof transport.read === 'function') {
       let chunk;
@@ -213,7 +262,41 @@ class TLSSocket extends net.Socket {
         this._handle.receive(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
       }
     }
+    if (this._takeOver(transport)) return;
+    transport.on('data', onTransportData);
+    transport.on('end', onTransportEnd);
+    transport.on('drain', onTransportDrain);
     if (typeof transport.resume === 'function') transport.resume();
+  }
+
+  // A net.Socket on a TCP fd: the engine opens its own libuv handle on a
+  // duplicate of the fd and node's handle is closed (the connection stays
+  // open on the duplicate). The net.Socket stays as the connection node's
+  // Server counts, with a stand-in handle, until this socket closes.
+  _takeOver(raw) {
+    const handle = raw._handle;
+    if (nativeTransportDisabled || !(raw instanceof net.Socket) || !handle ||
+        typeof handle.fd !== 'number' || handle.fd < 0 || typeof handle.readStop !== 'function') {
+      return false;
+    }
+    const addresses = {
+      remoteAddress: raw.remoteAddress,
+      remotePort: raw.remotePort,
+      remoteFamily: raw.remoteFamily,
+      localAddress: raw.localAddress,
+      localPort: raw.localPort,
+      localFamily: raw.localFamily,
+    };
+    handle.readStop();
+    if (this._handle.useNativeTransport(handle.fd) !== 0) {
+      handle.readStart();
+      return false;
+    }
+    this._addresses = addresses;
+    this._native = true;
+    raw._handle = standInHandle(addresses);
+    handle.close();
+    return true;
   }
 
   _start() {
@@ -306,6 +389,9 @@ class TLSSocket extends net.Socket {
       case kResumeSession:
         this._onResumeSession(arg);
         break;
+      case kTransportError:
+        this._onNativeTransportError(arg);
+        break;
       default:
         break;
     }
@@ -396,6 +482,16 @@ class TLSSocket extends net.Socket {
     });
   }
 
+  // As net.Socket reports a failed read or write ("read ECONNRESET").
+  _onNativeTransportError({ errno, syscall }) {
+    const code = getSystemErrorName(errno);
+    const err = new Error(`${syscall} ${code}`);
+    err.errno = errno;
+    err.code = code;
+    err.syscall = syscall;
+    this.destroy(err);
+  }
+
   _onEngineEnd() {
     if (!this._secureEstablished) {
       // The peer went away mid-handshake: node:tls reports it as a reset.
@@ -450,7 +546,8 @@ class TLSSocket extends net.Socket {
     const cb = this._finalCallback;
     this._finalCallback = null;
     if (!cb) return;
-    if (!transport || transport.destroyed || typeof transport.end !== 'function' || transport.writableFinished) {
+    if (this._native || !transport || transport.destroyed || typeof transport.end !== 'function' ||
+        transport.writableFinished) {
       process.nextTick(cb);
       return;
     }
@@ -689,26 +786,32 @@ class TLSSocket extends net.Socket {
   }
 
   get remoteAddress() {
+    if (this._addresses) return this._addresses.remoteAddress;
     return this._transport ? this._transport.remoteAddress : undefined;
   }
 
   get remotePort() {
+    if (this._addresses) return this._addresses.remotePort;
     return this._transport ? this._transport.remotePort : undefined;
   }
 
   get remoteFamily() {
+    if (this._addresses) return this._addresses.remoteFamily;
     return this._transport ? this._transport.remoteFamily : undefined;
   }
 
   get localAddress() {
+    if (this._addresses) return this._addresses.localAddress;
     return this._transport ? this._transport.localAddress : undefined;
   }
 
   get localPort() {
+    if (this._addresses) return this._addresses.localPort;
     return this._transport ? this._transport.localPort : undefined;
   }
 
   get localFamily() {
+    if (this._addresses) return this._addresses.localFamily;
     return this._transport ? this._transport.localFamily : undefined;
   }
 
@@ -717,28 +820,46 @@ class TLSSocket extends net.Socket {
   }
 
   address() {
+    if (this._addresses) {
+      const { localAddress: address, localFamily: family, localPort: port } = this._addresses;
+      return { address, family, port };
+    }
     return this._transport && typeof this._transport.address === 'function' ? this._transport.address() : {};
   }
 
   setNoDelay(noDelay) {
-    if (this._transport && typeof this._transport.setNoDelay === 'function') this._transport.setNoDelay(noDelay);
+    if (this._native) {
+      if (this._handle !== null) this._handle.setNoDelay(noDelay === undefined ? true : !!noDelay);
+    } else if (this._transport && typeof this._transport.setNoDelay === 'function') {
+      this._transport.setNoDelay(noDelay);
+    }
     return this;
   }
 
   setKeepAlive(enable, initialDelay) {
-    if (this._transport && typeof this._transport.setKeepAlive === 'function') {
+    if (this._native) {
+      if (this._handle !== null) this._handle.setKeepAlive(!!enable, Math.floor((initialDelay || 0) / 1000));
+    } else if (this._transport && typeof this._transport.setKeepAlive === 'function') {
       this._transport.setKeepAlive(enable, initialDelay);
     }
     return this;
   }
 
   ref() {
-    if (this._transport && typeof this._transport.ref === 'function') this._transport.ref();
+    if (this._native) {
+      if (this._handle !== null) this._handle.ref();
+    } else if (this._transport && typeof this._transport.ref === 'function') {
+      this._transport.ref();
+    }
     return this;
   }
 
   unref() {
-    if (this._transport && typeof this._transport.unref === 'function') this._transport.unref();
+    if (this._native) {
+      if (this._handle !== null) this._handle.unref();
+    } else if (this._transport && typeof this._transport.unref === 'function') {
+      this._transport.unref();
+    }
     return this;
   }
 

@@ -20,7 +20,7 @@ CipherBuffer::Block& CipherBuffer::TailWithSpace() {
 }
 
 void CipherBuffer::Retire(Block&& block) {
-  if (spare_.size() < kMaxSpareBlocks) spare_.push_back(std::move(block.data));
+  if (pool_->spare_.size() < kMaxSpareBlocks) pool_->spare_.push_back(std::move(block.data));
 }
 
 void CipherBuffer::Append(const char* data, size_t len) {
@@ -39,6 +39,46 @@ char* CipherBuffer::Reserve(size_t* avail) {
   Block& tail = TailWithSpace();
   *avail = kBlockSize - tail.end;
   return tail.data.get() + tail.end;
+}
+
+char* CipherBuffer::ReserveAtLeast(size_t min, size_t* avail) {
+  if (blocks_.empty() || kBlockSize - blocks_.back().end < min) {
+    // Start a fresh block; an empty tail is reused rather than stranded.
+    if (!blocks_.empty() && blocks_.back().begin == blocks_.back().end) {
+      blocks_.back().begin = blocks_.back().end = 0;
+    } else {
+      Block block;
+      if (!spare_.empty()) {
+        block.data = std::move(spare_.back());
+        spare_.pop_back();
+      } else {
+        block.data = std::make_unique<char[]>(kBlockSize);
+      }
+      blocks_.push_back(std::move(block));
+    }
+  }
+  return Reserve(avail);
+}
+
+void CipherBuffer::MoveAllTo(CipherBuffer* dst) {
+  for (Block& block : blocks_) {
+    if (block.end > block.begin) dst->blocks_.push_back(std::move(block));
+  }
+  dst->size_ += size_;
+  blocks_.clear();
+  size_ = 0;
+}
+
+size_t CipherBuffer::Segments(const char** bases, size_t* lengths, size_t max) const {
+  size_t n = 0;
+  for (const Block& block : blocks_) {
+    if (n == max) break;
+    if (block.end == block.begin) continue;
+    bases[n] = block.data.get() + block.begin;
+    lengths[n] = block.end - block.begin;
+    n++;
+  }
+  return n;
 }
 
 void CipherBuffer::Commit(size_t n) {

@@ -27,6 +27,8 @@ class CipherBuffer {
   void Append(const char* data, size_t len);
   // Writable space at the tail (at least one byte); Commit() what was filled.
   char* Reserve(size_t* avail);
+  // As Reserve(), but at least `min` bytes (a fresh block if the tail has less).
+  char* ReserveAtLeast(size_t min, size_t* avail);
   void Commit(size_t n);
 
   // Contiguous readable bytes at the head (nullptr when empty).
@@ -36,6 +38,13 @@ class CipherBuffer {
   // Copies everything out without consuming; `out` holds size() bytes.
   void CopyTo(char* out) const;
   void Clear();
+  // Moves every buffered block to the end of `dst` without copying bytes.
+  void MoveAllTo(CipherBuffer* dst);
+  // Blocks this buffer retires go to `pool`'s spares (a transport hands the
+  // engine's blocks back to it), instead of its own.
+  void RecycleInto(CipherBuffer* pool) { pool_ = pool; }
+  // The readable bytes as up to `max` (pointer, length) segments, from the head.
+  size_t Segments(const char** bases, size_t* lengths, size_t max) const;
 
   // A BIO over `buffer`, which must outlive it. Reads from an empty buffer
   // ask to be retried (SSL_ERROR_WANT_READ), they never report EOF: the
@@ -48,9 +57,9 @@ class CipherBuffer {
     size_t begin = 0;
     size_t end = 0;
   };
-  // One retired block is kept for reuse: steady traffic allocates nothing,
-  // an idle connection holds at most one spare.
-  static constexpr size_t kMaxSpareBlocks = 1;
+  // Retired blocks kept for reuse: enough for a write slice in flight, so
+  // steady traffic allocates nothing.
+  static constexpr size_t kMaxSpareBlocks = 4;
 
   Block& TailWithSpace();
   void Retire(Block&& block);
@@ -58,6 +67,7 @@ class CipherBuffer {
   std::deque<Block> blocks_;
   std::vector<std::unique_ptr<char[]>> spare_;
   size_t size_ = 0;
+  CipherBuffer* pool_ = this;
 };
 
 }  // namespace tlswrap

@@ -95,14 +95,19 @@ void TLSWrap::CleanupHook(void* arg) {
   wrap->Release();
 }
 
+void TLSWrap::AsyncCleanupHook(napi_async_cleanup_hook_handle /*handle*/, void* arg) {
+  // The environment is going away (a worker exiting with connections open):
+  // close the TCP handle; FinishRelease() tells node when it is closed.
+  auto* wrap = static_cast<TLSWrap*>(arg);
+  wrap->destroyed_ = true;
+  wrap->Release();
+}
+
 void TLSWrap::Release() {
   ssl_.reset();
   writes_.clear();
   events_.clear();
   completed_writes_.clear();
-  enc_in_.Clear();
-  enc_out_.Clear();
-  transport_.reset();
   on_data_.Reset();
   on_event_.Reset();
   on_write_done_.Reset();
@@ -111,6 +116,24 @@ void TLSWrap::Release() {
   sni_context_.Reset();
   context_.Reset();
   async_context_.reset();
+  // A libuv handle is freed in its close callback, never before: the rest
+  // waits for OnTransportClosed().
+  if (native_ != nullptr && !native_closed_) {
+    native_->Close();
+    return;
+  }
+  FinishRelease();
+}
+
+void TLSWrap::FinishRelease() {
+  enc_in_.Clear();
+  enc_out_.Clear();
+  transport_.reset();
+  native_ = nullptr;
+  if (async_cleanup_ != nullptr) {
+    napi_remove_async_cleanup_hook(async_cleanup_);
+    async_cleanup_ = nullptr;
+  }
   if (cleanup_hook_) {
     napi_remove_env_cleanup_hook(Env(), CleanupHook, this);
     cleanup_hook_ = false;
@@ -130,6 +153,10 @@ void TLSWrap::InfoCallback(const SSL* ssl, int where, int /*ret*/) {
   // in node:tls's sense; only TLS 1.2 renegotiation repeats these.
   bool post_handshake = wrap->established_ && SSL_version(ssl) >= TLS1_3_VERSION;
   if (post_handshake) return;
+  // A server's HelloRequest is a "handshake" of its own to OpenSSL (START,
+  // DONE) while the renegotiation it asks for is still pending: that DONE
+  // must not complete renegotiate(); the client's handshake that follows does.
+  if (wrap->is_server_ && SSL_renegotiate_pending(const_cast<SSL*>(ssl))) return;
   if (where & SSL_CB_HANDSHAKE_START) wrap->QueueEvent(EventType::kHandshakeStart);
   if (where & SSL_CB_HANDSHAKE_DONE) {
     wrap->established_ = true;
@@ -336,11 +363,14 @@ void TLSWrap::Destroy(const Napi::CallbackInfo& /*info*/) {
 void TLSWrap::ReadStart(const Napi::CallbackInfo& /*info*/) {
   if (dead() || reading_) return;
   reading_ = true;
+  if (native_ != nullptr) native_->ReadStart();
   Cycle();
 }
 
 void TLSWrap::ReadStop(const Napi::CallbackInfo& /*info*/) {
   reading_ = false;
+  // Stop the socket too, or ciphertext would pile up in the engine.
+  if (native_ != nullptr) native_->ReadStop();
 }
 
 void TLSWrap::SetReadBuffer(const Napi::CallbackInfo& info) {
@@ -373,6 +403,107 @@ void TLSWrap::LoadSession(const Napi::CallbackInfo& info) {
   Cycle();
 }
 
+Napi::Value TLSWrap::UseNativeTransport(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (dead() || native_ != nullptr) return Napi::Number::New(env, UV_EINVAL);
+  int fd = info[0].As<Napi::Number>().Int32Value();
+  uv_loop_t* loop = nullptr;
+  if (napi_get_uv_event_loop(env, &loop) != napi_ok || loop == nullptr) {
+    return Napi::Number::New(env, UV_ENOTSUP);
+  }
+  auto native =
+      std::make_unique<UvTransport>(static_cast<UvTransport::Owner*>(this), &enc_in_, &enc_out_);
+  int err = native->Open(loop, fd);
+  if (err != 0) {
+    // The JS transport stays in charge; the half-made handle closes itself.
+    UvTransport::Abandon(std::move(native));
+    return Napi::Number::New(env, err);
+  }
+  native_ = native.get();
+  transport_ = std::move(native);
+  // Closing a libuv handle is asynchronous: at environment teardown node has
+  // to wait for it, which only the async cleanup hook provides.
+  if (cleanup_hook_) {
+    napi_remove_env_cleanup_hook(env, CleanupHook, this);
+    cleanup_hook_ = false;
+  }
+  napi_add_async_cleanup_hook(env, AsyncCleanupHook, this, &async_cleanup_);
+  if (!reading_) native_->ReadStop();
+  return Napi::Number::New(env, 0);
+}
+
+void TLSWrap::SetNoDelay(const Napi::CallbackInfo& info) {
+  if (native_ != nullptr) native_->SetNoDelay(info[0].ToBoolean().Value());
+}
+
+void TLSWrap::SetKeepAlive(const Napi::CallbackInfo& info) {
+  if (native_ != nullptr) {
+    native_->SetKeepAlive(info[0].ToBoolean().Value(), info[1].As<Napi::Number>().Uint32Value());
+  }
+}
+
+void TLSWrap::RefHandle(const Napi::CallbackInfo& /*info*/) {
+  if (native_ != nullptr) native_->Ref();
+}
+
+void TLSWrap::UnrefHandle(const Napi::CallbackInfo& /*info*/) {
+  if (native_ != nullptr) native_->Unref();
+}
+
+template <typename F>
+void TLSWrap::FromLoop(F&& f) {
+  Napi::Env env = Env();
+  Napi::HandleScope scope(env);
+  try {
+    f();
+  } catch (const Napi::Error& e) {
+    napi_fatal_exception(env, e.Value());
+  }
+}
+
+void TLSWrap::OnTransportRead() {
+  FromLoop([this] { Cycle(); });
+}
+
+void TLSWrap::OnTransportEOF() {
+  FromLoop([this] {
+    transport_eof_ = true;
+    Cycle();
+  });
+}
+
+void TLSWrap::OnTransportError(int uv_error, const char* syscall) {
+  FromLoop([this, uv_error, syscall] {
+    if (dead()) return;
+    // Whatever was decrypted before the error goes first.
+    transport_eof_ = true;
+    read_closed_ = true;
+    fatal_ = true;
+    QueueEvent(EventType::kTransportError, syscall, static_cast<unsigned long>(-uv_error));
+    Cycle();
+  });
+}
+
+void TLSWrap::OnTransportDrain() {
+  FromLoop([this] {
+    transport_blocked_ = false;
+    Cycle();
+  });
+}
+
+void TLSWrap::OnTransportShutdown() {
+  FromLoop([this] {
+    if (dead()) return;
+    QueueEvent(EventType::kShutdown);
+    Cycle();
+  });
+}
+
+void TLSWrap::OnTransportClosed() {
+  native_closed_ = true;
+  if (!ssl_) FinishRelease();
+}
+
 void TLSWrap::EnableKeylog(const Napi::CallbackInfo& /*info*/) {
   keylog_ = true;
 }
@@ -401,12 +532,14 @@ void TLSWrap::CertCbDone(const Napi::CallbackInfo& info) {
 Napi::Value TLSWrap::Renegotiate(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (dead()) return Napi::Boolean::New(env, false);
-  {
+  if (!established_ || SSL_version(ssl()) >= TLS1_3_VERSION) {
+    // Refused (TLS 1.3 has no renegotiation): OpenSSL's own error, now.
     ErrorQueueGuard guard;
-    if (SSL_renegotiate(ssl()) != 1) {
-      unsigned long err = ERR_peek_error();
-      throw TlsError(env, err, "renegotiation failed");
-    }
+    if (SSL_renegotiate(ssl()) != 1) throw TlsError(env, ERR_peek_error(), "renegotiation failed");
+  } else {
+    // Started after the writes already queued, as with a ticket: SSL_read
+    // would otherwise send the ClientHello ahead of them.
+    renegotiate_wanted_ = true;
   }
   kick_handshake_ = true;
   Cycle();
@@ -456,8 +589,12 @@ void TLSWrap::Cycle() {
         }
         EncOut();
         if (dead()) break;
-        QueueEvent(EventType::kShutdown);
-        if (!Deliver(nullptr, 0, Napi::Object(), false)) break;
+        // The native transport half-closes itself once the close_notify is
+        // written and reports back (OnTransportShutdown); JS ends its own.
+        if (!transport_->Shutdown()) {
+          QueueEvent(EventType::kShutdown);
+          if (!Deliver(nullptr, 0, Napi::Object(), false)) break;
+        }
       }
       EncOut();
       if (dead()) break;
@@ -552,7 +689,12 @@ void TLSWrap::KickHandshake() {
       ticket_wanted_ = false;
       SSL_new_session_ticket(ssl());
     }
-    int ret = SSL_do_handshake(ssl());
+    int ret = 1;
+    if (renegotiate_wanted_) {
+      renegotiate_wanted_ = false;
+      ret = SSL_renegotiate(ssl()) == 1 ? 1 : -1;
+    }
+    if (ret == 1) ret = SSL_do_handshake(ssl());
     if (ret <= 0) {
       err = SSL_get_error(ssl(), ret);
       if (err == SSL_ERROR_SSL) err_code = ERR_peek_error();
@@ -726,6 +868,13 @@ bool TLSWrap::DeliverEvent(const Event& event) {
     case EventType::kError:
       arg = TlsError(env, event.error, "TLS connection failed").Value();
       break;
+    case EventType::kTransportError: {
+      Napi::Object info = Napi::Object::New(env);
+      info.Set("errno", -static_cast<double>(event.error));
+      info.Set("syscall", event.payload);
+      arg = info;
+      break;
+    }
     default:
       break;
   }

@@ -16,10 +16,11 @@
 #include "cipher_buffer.h"
 #include "openssl_ptr.h"
 #include "transport.h"
+#include "transport_uv.h"
 
 namespace tlswrap {
 
-class TLSWrap : public Napi::ObjectWrap<TLSWrap> {
+class TLSWrap : public Napi::ObjectWrap<TLSWrap>, private UvTransport::Owner {
  public:
   // Plaintext handed to JS at once is at most this much.
   static constexpr size_t kMaxClearChunk = 64 * 1024;
@@ -51,9 +52,10 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap> {
     kCertCb = 5,
     kEnd = 6,
     kError = 7,
-    kShutdown = 8,        // close_notify (if any) handed over: end the transport
-    kNewSession = 9,      // server: payload is id length (1 byte), id, DER
-    kResumeSession = 10,  // server: payload is the session id the client offers
+    kShutdown = 8,         // close_notify (if any) handed over: end the transport
+    kNewSession = 9,       // server: payload is id length (1 byte), id, DER
+    kResumeSession = 10,   // server: payload is the session id the client offers
+    kTransportError = 11,  // native transport: `error` is the libuv code, payload the syscall
   };
   struct Event {
     EventType type;
@@ -103,6 +105,11 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap> {
   void EnableKeylog(const Napi::CallbackInfo& info);
   void EnableCertCb(const Napi::CallbackInfo& info);
   void CertCbDone(const Napi::CallbackInfo& info);
+  Napi::Value UseNativeTransport(const Napi::CallbackInfo& info);
+  void SetNoDelay(const Napi::CallbackInfo& info);
+  void SetKeepAlive(const Napi::CallbackInfo& info);
+  void RefHandle(const Napi::CallbackInfo& info);
+  void UnrefHandle(const Napi::CallbackInfo& info);
   void EnableSessionEvents(const Napi::CallbackInfo& info);
   void LoadSession(const Napi::CallbackInfo& info);
   Napi::Value Renegotiate(const Napi::CallbackInfo& info);
@@ -147,7 +154,21 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap> {
   void CompleteWrites();
   bool dead() const { return destroyed_ || !ssl_; }
   void Release();
+  void FinishRelease();
   static void CleanupHook(void* arg);
+  static void AsyncCleanupHook(napi_async_cleanup_hook_handle handle, void* arg);
+
+  // UvTransport::Owner: libuv callbacks, with no JS on the stack.
+  void OnTransportRead() override;
+  void OnTransportEOF() override;
+  void OnTransportError(int uv_error, const char* syscall) override;
+  void OnTransportDrain() override;
+  void OnTransportShutdown() override;
+  void OnTransportClosed() override;
+  // Runs `f` as an entry from the event loop: a handle scope, and a JS
+  // exception turned into an uncaught one (no C++ exception reaches libuv).
+  template <typename F>
+  void FromLoop(F&& f);
   SSL* ssl() const { return ssl_.get(); }
 
   SslPtr ssl_;
@@ -157,6 +178,9 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap> {
   CipherBuffer enc_in_;
   CipherBuffer enc_out_;
   std::unique_ptr<Transport> transport_;
+  UvTransport* native_ = nullptr;  // transport_, when it is the native one
+  bool native_closed_ = false;
+  napi_async_cleanup_hook_handle async_cleanup_ = nullptr;
   std::unique_ptr<Napi::AsyncContext> async_context_;
   Napi::FunctionReference on_data_;
   Napi::FunctionReference on_event_;
@@ -199,6 +223,7 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap> {
   bool shutdown_sent_ = false;
   bool kick_handshake_ = false;
   bool ticket_wanted_ = false;
+  bool renegotiate_wanted_ = false;
 };
 
 }  // namespace tlswrap

@@ -17,6 +17,10 @@ class Transport {
   // Takes all of `out` (leaving it empty). Returns false when the transport
   // would rather not be given more until it reports a drain.
   virtual bool Write(Napi::Env env, CipherBuffer* out) = 0;
+
+  // Half-closes after everything given has been written. False when the
+  // transport cannot (the JS side then ends its Duplex itself).
+  virtual bool Shutdown() { return false; }
 };
 
 }  // namespace tlswrap

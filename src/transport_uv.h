@@ -1,0 +1,90 @@
+// The native transport: the connection's own libuv TCP handle, opened on a
+// duplicate of the socket's fd, so ciphertext never enters JavaScript. Reads
+// land directly in the engine's input buffer; writes go out from the
+// engine's ciphertext blocks, uv_try_write first, uv_write for the rest.
+#ifndef TLSWRAP_TRANSPORT_UV_H_
+#define TLSWRAP_TRANSPORT_UV_H_
+
+#include <napi.h>
+#include <uv.h>
+
+#include <memory>
+
+#include "transport.h"
+
+namespace tlswrap {
+
+class UvTransport : public Transport {
+ public:
+  // What the engine hears from the transport, always from a libuv callback.
+  class Owner {
+   public:
+    virtual void OnTransportRead() = 0;  // new bytes are in the input buffer
+    virtual void OnTransportEOF() = 0;
+    virtual void OnTransportError(int uv_error, const char* syscall) = 0;
+    virtual void OnTransportDrain() = 0;
+    virtual void OnTransportShutdown() = 0;
+    virtual void OnTransportClosed() = 0;
+
+   protected:
+    ~Owner() = default;
+  };
+
+  // Ciphertext pending beyond this makes Write() ask the engine to wait.
+  static constexpr size_t kHighWater = 256 * 1024;
+
+  UvTransport(Owner* owner, CipherBuffer* input, CipherBuffer* pool);
+  ~UvTransport() override;
+  UvTransport(const UvTransport&) = delete;
+  UvTransport& operator=(const UvTransport&) = delete;
+
+  // Opens the handle on a dup of `fd` and starts reading. A libuv error code.
+  int Open(uv_loop_t* loop, int fd);
+
+  bool Write(Napi::Env env, CipherBuffer* out) override;
+  bool Shutdown() override;
+
+  void ReadStart();
+  void ReadStop();
+  int SetNoDelay(bool enable);
+  int SetKeepAlive(bool enable, unsigned int delay_seconds);
+  void Ref();
+  void Unref();
+  // Starts closing; OnTransportClosed() follows (also if it never opened).
+  void Close();
+  // Closes a transport whose Open() failed, freeing it in its close callback
+  // without telling any owner.
+  static void Abandon(std::unique_ptr<UvTransport> transport);
+  bool open() const { return open_; }
+
+ private:
+  static void OnAlloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
+  static void OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf);
+  static void OnWrite(uv_write_t* req, int status);
+  static void OnShutdown(uv_shutdown_t* req, int status);
+  static void OnClose(uv_handle_t* handle);
+  static void OnAbandonedClose(uv_handle_t* handle);
+  void Flush();
+  void MaybeShutdown();
+  uv_stream_t* stream() { return reinterpret_cast<uv_stream_t*>(&tcp_); }
+
+  static constexpr size_t kMinRead = 16 * 1024;
+  static constexpr size_t kMaxSegments = 16;
+
+  Owner* owner_;
+  CipherBuffer* input_;   // the engine's enc_in_: reads land here
+  CipherBuffer pending_;  // ciphertext taken from the engine, not yet written
+  uv_tcp_t tcp_{};
+  uv_write_t write_req_{};
+  uv_shutdown_t shutdown_req_{};
+  size_t in_flight_ = 0;  // bytes at the head of pending_ that uv_write holds
+  bool open_ = false;
+  bool reading_ = false;
+  bool shutdown_wanted_ = false;
+  bool shutdown_started_ = false;
+  bool closing_ = false;
+};
+
+}  // namespace tlswrap
+
+#endif  // TLSWRAP_TRANSPORT_UV_H_

@@ -6,6 +6,7 @@
         "src/addon.cc",
         "src/cipher_buffer.cc",
         "src/errors.cc",
+        "src/js_call.cc",
         "src/secure_context.cc",
         "src/tls_wrap.cc",
         "src/tls_wrap_info.cc",

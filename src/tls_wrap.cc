@@ -6,6 +6,7 @@
 
 #include "addon.h"
 #include "errors.h"
+#include "js_call.h"
 #include "secure_context.h"
 #include "transport_js.h"
 
@@ -222,8 +223,12 @@ int TLSWrap::RunALPNCallback(const unsigned char** out, unsigned char* outlen,
     const char* name = SSL_get_servername(ssl(), TLSEXT_NAMETYPE_host_name);
     Napi::Value servername = name != nullptr ? Napi::String::New(env, name) : env.Undefined();
     auto offered = Napi::Buffer<unsigned char>::Copy(env, in, inlen);
-    Napi::Value answer =
-        alpn_callback_.MakeCallback(Value(), {servername, offered}, *async_context_);
+    Napi::Value answer;
+    if (CallJs(env, Value(), alpn_callback_, {servername, offered}, *async_context_, &answer) !=
+        JsCallResult::kOk) {
+      StopForTeardown();
+      return SSL_TLSEXT_ERR_ALERT_FATAL;
+    }
     if (destroyed_ || !answer.IsNumber()) return SSL_TLSEXT_ERR_ALERT_FATAL;
     // JS answers with the offset of the chosen entry in the client's list.
     int64_t at = answer.As<Napi::Number>().Int64Value();
@@ -459,6 +464,15 @@ void TLSWrap::FromLoop(F&& f) {
   } catch (const Napi::Error& e) {
     napi_fatal_exception(env, e.Value());
   }
+}
+
+void TLSWrap::StopForTeardown() {
+  // JS can no longer run here: behave as destroyed; the environment's
+  // cleanup hook closes what is left.
+  destroyed_ = true;
+  writes_.clear();
+  events_.clear();
+  completed_writes_.clear();
 }
 
 void TLSWrap::OnTransportRead() {
@@ -807,7 +821,10 @@ void TLSWrap::CompleteWrites() {
   for (double id : done) {
     if (dead()) return;
     Napi::HandleScope scope(env);
-    on_write_done_.MakeCallback(Value(), {Napi::Number::New(env, id)}, *async_context_);
+    if (CallJs(env, Value(), on_write_done_, {Napi::Number::New(env, id)}, *async_context_) !=
+        JsCallResult::kOk) {
+      StopForTeardown();
+    }
   }
 }
 
@@ -834,7 +851,10 @@ bool TLSWrap::DeliverData(const char* data, size_t len, Napi::Object target, boo
   Napi::HandleScope scope(env);
   auto length = Napi::Number::New(env, static_cast<double>(len));
   if (target.IsEmpty()) {
-    on_data_.MakeCallback(Value(), {Napi::Buffer<char>::Copy(env, data, len)}, *async_context_);
+    if (CallJs(env, Value(), on_data_, {Napi::Buffer<char>::Copy(env, data, len)},
+               *async_context_) != JsCallResult::kOk) {
+      StopForTeardown();
+    }
     return !dead();
   }
   char* base = reinterpret_cast<char*>(target.As<Napi::Uint8Array>().Data());
@@ -842,10 +862,15 @@ bool TLSWrap::DeliverData(const char* data, size_t len, Napi::Object target, boo
     // onread callbacks see their bytes at the start of the buffer; an event
     // that split the burst leaves the rest further in, so move it down.
     if (data != base) std::memmove(base, data, len);
-    on_data_.MakeCallback(Value(), {target, length}, *async_context_);
+    if (CallJs(env, Value(), on_data_, {target, length}, *async_context_) != JsCallResult::kOk) {
+      StopForTeardown();
+    }
   } else {
     auto offset = Napi::Number::New(env, static_cast<double>(data - base));
-    on_data_.MakeCallback(Value(), {target, offset, length}, *async_context_);
+    if (CallJs(env, Value(), on_data_, {target, offset, length}, *async_context_) !=
+        JsCallResult::kOk) {
+      StopForTeardown();
+    }
   }
   return !dead();
 }
@@ -878,8 +903,10 @@ bool TLSWrap::DeliverEvent(const Event& event) {
     default:
       break;
   }
-  on_event_.MakeCallback(Value(), {Napi::Number::New(env, static_cast<int>(event.type)), arg},
-                         *async_context_);
+  if (CallJs(env, Value(), on_event_, {Napi::Number::New(env, static_cast<int>(event.type)), arg},
+             *async_context_) != JsCallResult::kOk) {
+    StopForTeardown();
+  }
   return !dead();
 }
 

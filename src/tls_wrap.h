@@ -155,6 +155,7 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>, private UvTransport::Owner {
   bool dead() const { return destroyed_ || !ssl_; }
   void Release();
   void FinishRelease();
+  void StopForTeardown();
   static void CleanupHook(void* arg);
   static void AsyncCleanupHook(napi_async_cleanup_hook_handle handle, void* arg);
 

@@ -1,5 +1,7 @@
 #include "transport_js.h"
 
+#include "js_call.h"
+
 namespace tlswrap {
 
 JsTransport::JsTransport(Napi::Object receiver, Napi::Function write,
@@ -15,7 +17,10 @@ bool JsTransport::Write(Napi::Env env, CipherBuffer* out) {
   Napi::Buffer<char> chunk = Napi::Buffer<char>::New(env, out->size());
   out->CopyTo(chunk.Data());
   out->Clear();
-  Napi::Value more = write_.MakeCallback(receiver_.Value(), {chunk}, async_context_);
+  Napi::Value more;
+  if (CallJs(env, receiver_.Value(), write_, {chunk}, async_context_, &more) != JsCallResult::kOk) {
+    return false;
+  }
   return !more.IsBoolean() || more.As<Napi::Boolean>().Value();
 }
 

@@ -1,0 +1,25 @@
+// Entering JavaScript from the engine: napi_make_callback with the socket's
+// async context, and a clear answer for the one case node-addon-api would
+// turn into a fatal error: an environment that is shutting down (a worker
+// being terminated or calling process.exit()) can no longer run JS at all.
+#ifndef TLSWRAP_JS_CALL_H_
+#define TLSWRAP_JS_CALL_H_
+
+#include <napi.h>
+
+#include <initializer_list>
+
+namespace tlswrap {
+
+enum class JsCallResult { kOk, kEnvironmentStopping };
+
+// Calls `fn` on `recv`. A JS exception is rethrown as a Napi::Error (the
+// caller is on a JS frame, or turns it into an uncaught one); a call that
+// could not run because JS execution is over returns kEnvironmentStopping.
+JsCallResult CallJs(Napi::Env env, Napi::Object recv, const Napi::FunctionReference& fn,
+                    std::initializer_list<napi_value> args, napi_async_context context,
+                    Napi::Value* result = nullptr);
+
+}  // namespace tlswrap
+
+#endif  // TLSWRAP_JS_CALL_H_

@@ -1,0 +1,219 @@
+'use strict';
+
+// The native transport: TCP connections (accepted, connected, upgraded) move
+// onto the engine's own libuv handle; other Duplexes stay on the generic
+// one. These tests also run with TLSWRAP_TRANSPORT=js (npm test runs both),
+// where every connection is generic and the same behaviour must hold.
+
+const assert = require('node:assert');
+const crypto = require('node:crypto');
+const net = require('node:net');
+const path = require('node:path');
+const { PassThrough, Duplex } = require('node:stream');
+const { execFile } = require('node:child_process');
+const { once } = require('node:events');
+const {
+  builtin, fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer, pattern,
+} = require('./common');
+
+const expectNative = !builtin && process.env.TLSWRAP_TRANSPORT !== 'js';
+
+async function pair(serverExtra = {}, clientExtra = {}) {
+  const server = tlswrap.createServer(serverOptions(serverExtra));
+  const accepted = once(server, 'secureConnection');
+  const port = await listen(server);
+  const client = tlswrap.connect(clientOptions(port, clientExtra));
+  await once(client, 'secureConnect');
+  const [sock] = await accepted;
+  return { server, port, client, sock };
+}
+
+function sha256(buf) {
+  return crypto.createHash('sha256').update(buf).digest('hex');
+}
+
+describe(`transport selection (${expectNative ? 'native' : 'generic'} expected for TCP)`, function () {
+  before(function () {
+    if (builtin) this.skip();
+  });
+
+  it('accepted and connected TCP sockets are taken over', async function () {
+    const p = await pair();
+    try {
+      assert.strictEqual(p.client._native, expectNative);
+      assert.strictEqual(p.sock._native, expectNative);
+      // The net.Socket surface still answers from the connection.
+      assert.strictEqual(p.client.remotePort, p.port);
+      assert.strictEqual(p.sock.remotePort, p.client.localPort);
+      assert.strictEqual(p.client.remoteAddress, '127.0.0.1');
+      assert.deepStrictEqual(p.client.address(), { address: '127.0.0.1', family: 'IPv4', port: p.client.localPort });
+      assert.strictEqual(p.client.setNoDelay(true), p.client);
+      assert.strictEqual(p.client.setKeepAlive(true, 1000), p.client);
+    } finally {
+      p.client.destroy();
+      p.sock.destroy();
+      await closeServer(p.server);
+    }
+  });
+
+  it('an upgraded connected net.Socket is taken over; a non-TCP Duplex is not', async function () {
+    const server = tlswrap.createServer(serverOptions(), (s) => s.end('over tcp'));
+    const port = await listen(server);
+    try {
+      const raw = net.connect(port, '127.0.0.1');
+      await once(raw, 'connect');
+      const client = tlswrap.connect({ socket: raw, servername: 'localhost', ca: fixtures.ca });
+      assert.strictEqual(client._native, expectNative);
+      const chunks = [];
+      client.on('data', (d) => chunks.push(d));
+      await once(client, 'end');
+      assert.strictEqual(Buffer.concat(chunks).toString(), 'over tcp');
+      client.destroy();
+    } finally {
+      await closeServer(server);
+    }
+
+    // Two PassThroughs crossed: a Duplex with no fd at all.
+    const aToB = new PassThrough();
+    const bToA = new PassThrough();
+    const a = new Duplex({ read() {}, write(c, e, cb) { aToB.write(c, cb); } });
+    const b = new Duplex({ read() {}, write(c, e, cb) { bToA.write(c, cb); } });
+    aToB.on('data', (c) => b.push(c));
+    bToA.on('data', (c) => a.push(c));
+    const sside = new tlswrap.TLSSocket(b, { isServer: true, secureContext: tlswrap.createSecureContext(serverOptions()) });
+    const cside = tlswrap.connect({ socket: a, servername: 'localhost', ca: fixtures.ca });
+    await once(cside, 'secureConnect');
+    assert.strictEqual(cside._native, false);
+    assert.strictEqual(sside._native, false);
+    cside.destroy();
+    sside.destroy();
+  });
+});
+
+describe('connection lifetime over TCP', function () {
+  it('server.close() waits for open connections; getConnections() counts them', async function () {
+    const p = await pair();
+    const count = await new Promise((resolve, reject) => {
+      p.server.getConnections((err, n) => (err ? reject(err) : resolve(n)));
+    });
+    assert.strictEqual(count, 1);
+    let closed = false;
+    const serverClosed = new Promise((resolve) => p.server.close(() => { closed = true; resolve(); }));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.strictEqual(closed, false, 'server closed while a connection was open');
+    p.client.end();
+    p.sock.end();
+    await serverClosed;
+    assert.strictEqual(closed, true);
+  });
+
+  it('half-close: the client ends, the allowHalfOpen server still answers, then ends', async function () {
+    const p = await pair({ allowHalfOpen: true });
+    try {
+      const request = pattern(100 * 1024, 1);
+      const reply = pattern(300 * 1024, 2);
+      const got = [];
+      p.sock.on('data', (d) => got.push(d));
+      const clientGot = [];
+      p.client.on('data', (d) => clientGot.push(d));
+      const serverEnd = once(p.sock, 'end');
+      p.client.end(request);
+      await serverEnd;
+      assert.ok(Buffer.concat(got).equals(request), 'request differs');
+      // Our side is still writable after the peer's end.
+      assert.strictEqual(p.sock.writable, true);
+      const clientEnd = once(p.client, 'end');
+      p.sock.end(reply);
+      await clientEnd;
+      assert.ok(Buffer.concat(clientGot).equals(reply), 'reply differs');
+    } finally {
+      p.client.destroy();
+      p.sock.destroy();
+      await closeServer(p.server);
+    }
+  });
+
+  it('64 MiB to a slow reader: nothing lost, memory bounded by backpressure', async function () {
+    this.timeout(60000);
+    const p = await pair();
+    try {
+      const chunk = pattern(1024 * 1024, 3);
+      const total = 64;
+      const expected = crypto.createHash('sha256');
+      for (let i = 0; i < total; i++) expected.update(chunk);
+      const hash = crypto.createHash('sha256');
+      let received = 0;
+      let maxRss = 0;
+      const done = new Promise((resolve) => {
+        p.client.on('data', (d) => {
+          hash.update(d);
+          received += d.length;
+          // Slow: every 4 MiB the reader stops for a moment.
+          if (received % (4 * 1024 * 1024) < d.length) {
+            p.client.pause();
+            setTimeout(() => p.client.resume(), 20);
+          }
+          maxRss = Math.max(maxRss, process.memoryUsage().rss);
+          if (received === total * chunk.length) resolve();
+        });
+      });
+      const rssBefore = process.memoryUsage().rss;
+      let maxQueued = 0;
+      for (let i = 0; i < total; i++) {
+        if (!p.sock.write(chunk)) await once(p.sock, 'drain');
+        maxQueued = Math.max(maxQueued, p.sock.writableLength);
+      }
+      await done;
+      assert.strictEqual(hash.digest('hex'), expected.digest('hex'));
+      // The writer never had more than a chunk beyond its high-water mark
+      // queued, and the process did not grow by anything like the 64 MiB sent.
+      assert.ok(maxQueued <= chunk.length + p.sock.writableHighWaterMark, `queued ${maxQueued}`);
+      assert.ok(maxRss - rssBefore < 48 * 1024 * 1024, `RSS grew by ${((maxRss - rssBefore) / 1048576).toFixed(1)} MiB`);
+    } finally {
+      p.client.destroy();
+      p.sock.destroy();
+      await closeServer(p.server);
+    }
+  });
+
+  it('500 concurrent connections each get their own answer', async function () {
+    this.timeout(60000);
+    const server = tlswrap.createServer(serverOptions(), (s) => {
+      s.once('data', (d) => s.end(`echo:${d}`));
+    });
+    const port = await listen(server);
+    try {
+      const n = 500;
+      const clients = [];
+      for (let i = 0; i < n; i++) clients.push(tlswrap.connect(clientOptions(port)));
+      const answers = await Promise.all(clients.map((c, i) => new Promise((resolve, reject) => {
+        const chunks = [];
+        c.on('error', reject);
+        c.on('secureConnect', () => c.write(String(i)));
+        c.on('data', (d) => chunks.push(d));
+        c.on('end', () => resolve(Buffer.concat(chunks).toString()));
+      })));
+      answers.forEach((a, i) => assert.strictEqual(a, `echo:${i}`));
+      const count = await new Promise((resolve) => server.getConnections((e, c) => resolve(c)));
+      assert.ok(count <= n);
+      for (const c of clients) c.destroy();
+    } finally {
+      await closeServer(server);
+    }
+  });
+
+  for (const how of ['exit', 'terminate']) {
+    it(`a worker thread ${how === 'exit' ? 'calling process.exit()' : 'terminated'} with connections open ends cleanly`, async function () {
+      if (builtin) this.skip();
+      const script = path.join(__dirname, 'child', 'worker-exit.js');
+      const { code, stdout } = await new Promise((resolve) => {
+        execFile(process.execPath, [script, how], { timeout: 15000 }, (err, out) => {
+          resolve({ code: err ? (err.code ?? err.signal) : 0, stdout: out });
+        });
+      });
+      assert.strictEqual(code, 0, stdout);
+      assert.match(stdout, new RegExp(`connected native=${expectNative}`));
+      assert.match(stdout, /worker exit (0|1)/);
+    });
+  }
+});

@@ -133,12 +133,12 @@ describe('connection lifetime over TCP', function () {
     }
   });
 
-  it('64 MiB to a slow reader: nothing lost, memory bounded by backpressure', async function () {
+  it('128 MiB to a slow reader: nothing lost, memory bounded by backpressure', async function () {
     this.timeout(60000);
     const p = await pair();
     try {
       const chunk = pattern(1024 * 1024, 3);
-      const total = 64;
+      const total = 128;
       const expected = crypto.createHash('sha256');
       for (let i = 0; i < total; i++) expected.update(chunk);
       const hash = crypto.createHash('sha256');
@@ -166,9 +166,10 @@ describe('connection lifetime over TCP', function () {
       await done;
       assert.strictEqual(hash.digest('hex'), expected.digest('hex'));
       // The writer never had more than a chunk beyond its high-water mark
-      // queued, and the process did not grow by anything like the 64 MiB sent.
+      // queued, and the process grew by well under what was sent.
       assert.ok(maxQueued <= chunk.length + p.sock.writableHighWaterMark, `queued ${maxQueued}`);
-      assert.ok(maxRss - rssBefore < 48 * 1024 * 1024, `RSS grew by ${((maxRss - rssBefore) / 1048576).toFixed(1)} MiB`);
+      // (node:tls itself grows by 30-40 MiB here: garbage not yet collected.)
+      assert.ok(maxRss - rssBefore < 64 * 1024 * 1024, `RSS grew by ${((maxRss - rssBefore) / 1048576).toFixed(1)} MiB`);
     } finally {
       p.client.destroy();
       p.sock.destroy();

@@ -203,6 +203,22 @@ describe('connection lifetime over TCP', function () {
     }
   });
 
+  it('a peer that resets the connection: ECONNRESET as net reports it', async function () {
+    // A plain TCP server that answers the ClientHello with a reset.
+    const server = net.createServer((s) => s.once('data', () => s.resetAndDestroy()));
+    const port = await listen(server);
+    try {
+      const client = tlswrap.connect(clientOptions(port));
+      const [err] = await once(client, 'error');
+      assert.strictEqual(err.code, 'ECONNRESET');
+      assert.strictEqual(err.syscall, 'read');
+      assert.match(err.message, /ECONNRESET/);
+      await once(client, 'close');
+    } finally {
+      await closeServer(server);
+    }
+  });
+
   for (const how of ['exit', 'terminate']) {
     it(`a worker thread ${how === 'exit' ? 'calling process.exit()' : 'terminated'} with connections open ends cleanly`, async function () {
       if (builtin) this.skip();

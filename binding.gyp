@@ -9,7 +9,9 @@
         "src/js_call.cc",
         "src/secure_context.cc",
         "src/tls_wrap.cc",
+        "src/tls_wrap_callbacks.cc",
         "src/tls_wrap_info.cc",
+        "src/tls_wrap_transport.cc",
         "src/transport_js.cc",
         "src/transport_uv.cc"
       ],

@@ -16,6 +16,8 @@ const { convertALPNProtocols, parseWire } = require('./alpn');
 const { certificateObject } = require('./certificate');
 const { createSecureContext, nativeContext } = require('./context');
 const { codedError, invalidArgType, validateInteger } = require('./errors');
+const { attachTransport, kOwner, onTransportConnect } = require('./transport');
+const { addNetSurface } = require('./net_surface');
 
 // EventType in src/tls_wrap.h.
 const kHandshakeStart = 1;
@@ -30,7 +32,6 @@ const kNewSession = 9;
 const kResumeSession = 10;
 const kTransportError = 11;
 
-const kOwner = Symbol('tlswrap.owner');
 
 // The engine calls these with `this` = the native handle. They are shared by
 // every connection, so a connection costs no closures.
@@ -48,81 +49,6 @@ function onEngineWriteDone(id) {
 }
 function onEngineCiphertext(chunk) {
   return this[kOwner]._writeCiphertext(chunk);
-}
-
-// Transport listeners, `this` = the transport.
-function onTransportData(chunk) {
-  const owner = this[kOwner];
-  const handle = owner._handle;
-  if (handle === null) return;
-  owner._refreshTimeout();
-  handle.receive(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-}
-function onTransportEnd() {
-  const handle = this[kOwner]._handle;
-  if (handle !== null) handle.receiveEOF();
-}
-function onTransportError(err) {
-  this[kOwner].destroy(err);
-}
-function onTransportClose() {
-  const owner = this[kOwner];
-  if (owner.destroyed) return;
-  if (owner._handle !== null) owner._handle.receiveEOF();
-  owner.destroy();
-}
-function onTransportDrain() {
-  const handle = this[kOwner]._handle;
-  if (handle !== null) handle.transportDrained();
-}
-function onTransportConnect() {
-  const owner = this[kOwner];
-  if (owner._handle === null) return;
-  owner._useTransport();
-  owner.emit('connect');
-  owner.emit('ready');
-  owner._start();
-}
-function onTransportLookup(err, address, family, host) {
-  this[kOwner].emit('lookup', err, address, family, host);
-}
-
-// TLSWRAP_TRANSPORT=js keeps every connection on the generic transport.
-const nativeTransportDisabled = process.env.TLSWRAP_TRANSPORT === 'js';
-
-// What a taken-over net.Socket keeps as its handle: enough for its destroy()
-// (which is what lets node's Server count the connection as gone) and for
-// its address getters, which keep answering as before.
-function standInHandle(addresses) {
-  return {
-    getsockname(out) {
-      out.address = addresses.localAddress;
-      out.family = addresses.localFamily;
-      out.port = addresses.localPort;
-      return 0;
-    },
-    getpeername(out) {
-      out.address = addresses.remoteAddress;
-      out.family = addresses.remoteFamily;
-      out.port = addresses.remotePort;
-      return 0;
-    },
-    fd: -1,
-    bytesRead: 0,
-    bytesWritten: 0,
-    reading: false,
-    onread: null,
-    close(cb) {
-      if (typeof cb === 'function') process.nextTick(cb);
-    },
-    readStart() { return 0; },
-    readStop() { return 0; },
-    getAsyncId() { return -1; },
-    ref() {},
-    unref() {},
-    setNoDelay() { return 0; },
-    setKeepAlive() { return 0; },
-  };
 }
 
 function emitCloseNT(socket, hadError) {
@@ -234,69 +160,7 @@ class TLSSocket extends net.Socket {
   }
 
   _attach(transport) {
-    this._transport = transport;
-    this._parent = transport;
-    transport[kOwner] = this;
-    // Half-close is the TLS layer's business (close_notify, then FIN once the
-    // engine has flushed): a transport that ended itself on the peer's FIN
-    // would cut off ciphertext the engine still has to send.
-    if (typeof transport.allowHalfOpen === 'boolean') transport.allowHalfOpen = true;
-    transport.on('error', onTransportError);
-    transport.on('close', onTransportClose);
-    if (transport.connecting) {
-      transport.once('connect', onTransportConnect);
-      transport.on('lookup', onTransportLookup);
-      return;
-    }
-    this._useTransport();
-  }
-
-  // The transport is connected: move the connection onto the engine's own
-  // TCP handle where it can be, else carry ciphertext through the Duplex.
-  _useTransport() {
-    const transport = this._transport;
-    // Bytes the transport already read (a STARTTLS upgrade) come first.
-    if (transport.readableLength > 0 && typeof transport.read === 'function') {
-      let chunk;
-      while ((chunk = transport.read()) !== null) {
-        this._handle.receive(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-      }
-    }
-    if (this._takeOver(transport)) return;
-    transport.on('data', onTransportData);
-    transport.on('end', onTransportEnd);
-    transport.on('drain', onTransportDrain);
-    if (typeof transport.resume === 'function') transport.resume();
-  }
-
-  // A net.Socket on a TCP fd: the engine opens its own libuv handle on a
-  // duplicate of the fd and node's handle is closed (the connection stays
-  // open on the duplicate). The net.Socket stays as the connection node's
-  // Server counts, with a stand-in handle, until this socket closes.
-  _takeOver(raw) {
-    const handle = raw._handle;
-    if (nativeTransportDisabled || !(raw instanceof net.Socket) || !handle ||
-        typeof handle.fd !== 'number' || handle.fd < 0 || typeof handle.readStop !== 'function') {
-      return false;
-    }
-    const addresses = {
-      remoteAddress: raw.remoteAddress,
-      remotePort: raw.remotePort,
-      remoteFamily: raw.remoteFamily,
-      localAddress: raw.localAddress,
-      localPort: raw.localPort,
-      localFamily: raw.localFamily,
-    };
-    handle.readStop();
-    if (this._handle.useNativeTransport(handle.fd) !== 0) {
-      handle.readStart();
-      return false;
-    }
-    this._addresses = addresses;
-    this._native = true;
-    raw._handle = standInHandle(addresses);
-    handle.close();
-    return true;
+    attachTransport(this, transport);
   }
 
   _start() {
@@ -756,139 +620,6 @@ class TLSSocket extends net.Socket {
 
   enableTrace() {}
 
-  // ---- net.Socket ----
-
-  get bytesRead() {
-    return this._bytesRead;
-  }
-
-  get bytesWritten() {
-    return this._bytesWritten;
-  }
-
-  get connecting() {
-    return !!(this._transport && this._transport.connecting);
-  }
-
-  // net.Socket's constructor assigns it; here it is the transport's state.
-  set connecting(value) {}
-
-  get pending() {
-    return !this._transport || !!this._transport.pending;
-  }
-
-  get readyState() {
-    if (this.connecting) return 'opening';
-    if (this.readable && this.writable) return 'open';
-    if (this.readable && !this.writable) return 'readOnly';
-    if (!this.readable && this.writable) return 'writeOnly';
-    return 'closed';
-  }
-
-  get remoteAddress() {
-    if (this._addresses) return this._addresses.remoteAddress;
-    return this._transport ? this._transport.remoteAddress : undefined;
-  }
-
-  get remotePort() {
-    if (this._addresses) return this._addresses.remotePort;
-    return this._transport ? this._transport.remotePort : undefined;
-  }
-
-  get remoteFamily() {
-    if (this._addresses) return this._addresses.remoteFamily;
-    return this._transport ? this._transport.remoteFamily : undefined;
-  }
-
-  get localAddress() {
-    if (this._addresses) return this._addresses.localAddress;
-    return this._transport ? this._transport.localAddress : undefined;
-  }
-
-  get localPort() {
-    if (this._addresses) return this._addresses.localPort;
-    return this._transport ? this._transport.localPort : undefined;
-  }
-
-  get localFamily() {
-    if (this._addresses) return this._addresses.localFamily;
-    return this._transport ? this._transport.localFamily : undefined;
-  }
-
-  get bufferSize() {
-    return this.writableLength;
-  }
-
-  address() {
-    if (this._addresses) {
-      const { localAddress: address, localFamily: family, localPort: port } = this._addresses;
-      return { address, family, port };
-    }
-    return this._transport && typeof this._transport.address === 'function' ? this._transport.address() : {};
-  }
-
-  setNoDelay(noDelay) {
-    if (this._native) {
-      if (this._handle !== null) this._handle.setNoDelay(noDelay === undefined ? true : !!noDelay);
-    } else if (this._transport && typeof this._transport.setNoDelay === 'function') {
-      this._transport.setNoDelay(noDelay);
-    }
-    return this;
-  }
-
-  setKeepAlive(enable, initialDelay) {
-    if (this._native) {
-      if (this._handle !== null) this._handle.setKeepAlive(!!enable, Math.floor((initialDelay || 0) / 1000));
-    } else if (this._transport && typeof this._transport.setKeepAlive === 'function') {
-      this._transport.setKeepAlive(enable, initialDelay);
-    }
-    return this;
-  }
-
-  ref() {
-    if (this._native) {
-      if (this._handle !== null) this._handle.ref();
-    } else if (this._transport && typeof this._transport.ref === 'function') {
-      this._transport.ref();
-    }
-    return this;
-  }
-
-  unref() {
-    if (this._native) {
-      if (this._handle !== null) this._handle.unref();
-    } else if (this._transport && typeof this._transport.unref === 'function') {
-      this._transport.unref();
-    }
-    return this;
-  }
-
-  setTimeout(msecs, callback) {
-    if (typeof msecs !== 'number' || !(msecs >= 0)) throw invalidArgType('msecs', 'number', msecs);
-    if (this._timer !== null) {
-      clearTimeout(this._timer);
-      this._timer = null;
-    }
-    this._timeoutMs = msecs;
-    if (msecs === 0) {
-      if (callback) this.removeListener('timeout', callback);
-    } else {
-      if (callback) this.once('timeout', callback);
-      // Activity re-arms it (refresh); like net.Socket's, it never holds the loop open.
-      this._timer = setTimeout(() => this.emit('timeout'), msecs);
-      this._timer.unref();
-    }
-    return this;
-  }
-
-  get timeout() {
-    return this._timeoutMs || undefined;
-  }
-
-  _refreshTimeout() {
-    if (this._timer !== null) this._timer.refresh();
-  }
-
   connect(...args) {
     if (!this._transport || typeof this._transport.connect !== 'function') {
       throw codedError(Error, 'ERR_SOCKET_CLOSED', 'TLSSocket has no connectable transport');
@@ -898,6 +629,8 @@ class TLSSocket extends net.Socket {
     return this;
   }
 }
+
+addNetSurface(TLSSocket);
 
 function resumeEngineNT(socket) {
   socket._resumeEngine();

@@ -1,10 +1,12 @@
-// TLSWrap's class definition and the read-only views of a connection
-// (certificates, cipher, session, keying material) plus per-connection setup.
+// TLSWrap's class definition, per-connection setup (SNI, ALPN, sessions,
+// onread buffer, keylog) and the read-only views of a connection
+// (certificates, cipher, session, keying material).
 #include <openssl/ec.h>
 #include <openssl/objects.h>
 
 #include "addon.h"
 #include "errors.h"
+#include "secure_context.h"
 #include "tls_wrap.h"
 
 namespace tlswrap {
@@ -345,6 +347,61 @@ Napi::Value TLSWrap::GetSharedSigalgs(const Napi::CallbackInfo& info) {
 
 Napi::Value TLSWrap::IsInitFinished(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(info.Env(), !dead() && SSL_is_init_finished(ssl()) == 1);
+}
+
+void TLSWrap::SetReadBuffer(const Napi::CallbackInfo& info) {
+  if (info[0].IsObject()) {
+    read_buffer_ = Napi::Persistent(info[0].As<Napi::Object>());
+  } else {
+    read_buffer_.Reset();
+  }
+}
+
+void TLSWrap::EnableALPNCallback(const Napi::CallbackInfo& info) {
+  alpn_callback_ = Napi::Persistent(info[0].As<Napi::Function>());
+}
+
+void TLSWrap::EnableSessionEvents(const Napi::CallbackInfo& info) {
+  new_session_events_ = info[0].ToBoolean().Value();
+  // Without a resumeSession listener there is nothing to wait for.
+  resume_state_ = info[1].ToBoolean().Value() ? CertCbState::kNone : CertCbState::kDone;
+}
+
+void TLSWrap::LoadSession(const Napi::CallbackInfo& info) {
+  if (dead() || resume_state_ != CertCbState::kWaiting) return;
+  if (info[0].IsBuffer()) {
+    auto buf = info[0].As<Napi::Buffer<unsigned char>>();
+    const unsigned char* p = buf.Data();
+    ErrorQueueGuard guard;
+    loaded_session_.reset(d2i_SSL_SESSION(nullptr, &p, static_cast<long>(buf.Length())));
+  }
+  resume_state_ = CertCbState::kDone;
+  Cycle();
+}
+
+void TLSWrap::EnableKeylog(const Napi::CallbackInfo& /*info*/) {
+  keylog_ = true;
+}
+
+void TLSWrap::EnableCertCb(const Napi::CallbackInfo& /*info*/) {
+  if (ssl_ && is_server_) SSL_set_cert_cb(ssl(), CertCallback, nullptr);
+}
+
+void TLSWrap::CertCbDone(const Napi::CallbackInfo& info) {
+  if (dead() || cert_cb_state_ != CertCbState::kWaiting) return;
+  if (info.Length() > 0 && info[0].IsObject()) {
+    SecureContext* sc = SecureContext::FromValue(info[0]);
+    ErrorQueueGuard guard;
+    if (SSL_set_SSL_CTX(ssl(), sc->ctx()) == nullptr)
+      ThrowCryptoError(info.Env(), "SSL_set_SSL_CTX failed");
+    // Client certificates are checked against the chosen context's CAs.
+    SSL_set1_verify_cert_store(ssl(), SSL_CTX_get_cert_store(sc->ctx()));
+    STACK_OF(X509_NAME)* names = SSL_CTX_get_client_CA_list(sc->ctx());
+    if (names != nullptr) SSL_set_client_CA_list(ssl(), SSL_dup_CA_list(names));
+    sni_context_ = Napi::Persistent(info[0].As<Napi::Object>());
+  }
+  cert_cb_state_ = CertCbState::kDone;
+  Cycle();
 }
 
 }  // namespace tlswrap

@@ -1,0 +1,154 @@
+'use strict';
+
+// What carries a TLSSocket's ciphertext: a connected TCP net.Socket is taken
+// over by the engine's native transport (its own libuv handle on a dup of
+// the fd); any other Duplex, or every connection with TLSWRAP_TRANSPORT=js,
+// carries ciphertext through JavaScript, fed to and drained from the engine
+// by the listeners below.
+
+const net = require('node:net');
+
+const kOwner = Symbol('tlswrap.owner');
+
+// Transport listeners, `this` = the transport.
+function onTransportData(chunk) {
+  const owner = this[kOwner];
+  const handle = owner._handle;
+  if (handle === null) return;
+  owner._refreshTimeout();
+  handle.receive(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+}
+function onTransportEnd() {
+  const handle = this[kOwner]._handle;
+  if (handle !== null) handle.receiveEOF();
+}
+function onTransportError(err) {
+  this[kOwner].destroy(err);
+}
+function onTransportClose() {
+  const owner = this[kOwner];
+  if (owner.destroyed) return;
+  if (owner._handle !== null) owner._handle.receiveEOF();
+  owner.destroy();
+}
+function onTransportDrain() {
+  const handle = this[kOwner]._handle;
+  if (handle !== null) handle.transportDrained();
+}
+function onTransportConnect() {
+  const owner = this[kOwner];
+  if (owner._handle === null) return;
+  useTransport(owner);
+  owner.emit('connect');
+  owner.emit('ready');
+  owner._start();
+}
+function onTransportLookup(err, address, family, host) {
+  this[kOwner].emit('lookup', err, address, family, host);
+}
+
+// TLSWRAP_TRANSPORT=js keeps every connection on the generic transport.
+const nativeTransportDisabled = process.env.TLSWRAP_TRANSPORT === 'js';
+
+// What a taken-over net.Socket keeps as its handle: enough for its destroy()
+// (which is what lets node's Server count the connection as gone) and for
+// its address getters, which keep answering as before.
+function standInHandle(addresses) {
+  return {
+    getsockname(out) {
+      out.address = addresses.localAddress;
+      out.family = addresses.localFamily;
+      out.port = addresses.localPort;
+      return 0;
+    },
+    getpeername(out) {
+      out.address = addresses.remoteAddress;
+      out.family = addresses.remoteFamily;
+      out.port = addresses.remotePort;
+      return 0;
+    },
+    fd: -1,
+    bytesRead: 0,
+    bytesWritten: 0,
+    reading: false,
+    onread: null,
+    close(cb) {
+      if (typeof cb === 'function') process.nextTick(cb);
+    },
+    readStart() { return 0; },
+    readStop() { return 0; },
+    getAsyncId() { return -1; },
+    ref() {},
+    unref() {},
+    setNoDelay() { return 0; },
+    setKeepAlive() { return 0; },
+  };
+}
+
+function attachTransport(socket, transport) {
+  socket._transport = transport;
+  socket._parent = transport;
+  transport[kOwner] = socket;
+  // Half-close is the TLS layer's business (close_notify, then FIN once the
+  // engine has flushed): a transport that ended itself on the peer's FIN
+  // would cut off ciphertext the engine still has to send.
+  if (typeof transport.allowHalfOpen === 'boolean') transport.allowHalfOpen = true;
+  transport.on('error', onTransportError);
+  transport.on('close', onTransportClose);
+  if (transport.connecting) {
+    transport.once('connect', onTransportConnect);
+    transport.on('lookup', onTransportLookup);
+    return;
+  }
+  useTransport(socket);
+}
+
+// The transport is connected: move the connection onto the engine's own
+// TCP handle where it can be, else carry ciphertext through the Duplex.
+function useTransport(socket) {
+  const transport = socket._transport;
+  // Bytes the transport already read (a STARTTLS upgrade) come first.
+  if (transport.readableLength > 0 && typeof transport.read === 'function') {
+    let chunk;
+    while ((chunk = transport.read()) !== null) {
+      socket._handle.receive(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    }
+  }
+  if (takeOver(socket, transport)) return;
+  transport.on('data', onTransportData);
+  transport.on('end', onTransportEnd);
+  transport.on('drain', onTransportDrain);
+  if (typeof transport.resume === 'function') transport.resume();
+}
+
+// A net.Socket on a TCP fd: the engine opens its own libuv handle on a
+// duplicate of the fd and node's handle is closed (the connection stays
+// open on the duplicate). The net.Socket stays as the connection node's
+// Server counts, with a stand-in handle, until this socket closes.
+function takeOver(socket, raw) {
+  const handle = raw._handle;
+  if (nativeTransportDisabled || !(raw instanceof net.Socket) || !handle ||
+      typeof handle.fd !== 'number' || handle.fd < 0 || typeof handle.readStop !== 'function') {
+    return false;
+  }
+  const addresses = {
+    remoteAddress: raw.remoteAddress,
+    remotePort: raw.remotePort,
+    remoteFamily: raw.remoteFamily,
+    localAddress: raw.localAddress,
+    localPort: raw.localPort,
+    localFamily: raw.localFamily,
+  };
+  handle.readStop();
+  if (socket._handle.useNativeTransport(handle.fd) !== 0) {
+    handle.readStart();
+    return false;
+  }
+  socket._addresses = addresses;
+  socket._native = true;
+  raw._handle = standInHandle(addresses);
+  handle.close();
+  return true;
+}
+
+module.exports = { attachTransport, kOwner, onTransportConnect };

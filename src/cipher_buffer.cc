@@ -5,16 +5,21 @@
 
 namespace tlswrap {
 
-CipherBuffer::Block& CipherBuffer::TailWithSpace() {
-  if (blocks_.empty() || blocks_.back().end == kBlockSize) {
-    Block block;
-    if (!spare_.empty()) {
-      block.data = std::move(spare_.back());
-      spare_.pop_back();
+CipherBuffer::Block& CipherBuffer::TailWithSpace(size_t min) {
+  if (blocks_.empty() || kBlockSize - blocks_.back().end < min) {
+    if (!blocks_.empty() && blocks_.back().begin == blocks_.back().end) {
+      // A drained tail is rewound rather than left stranded.
+      blocks_.back().begin = blocks_.back().end = 0;
     } else {
-      block.data = std::make_unique<char[]>(kBlockSize);
+      Block block;
+      if (!spare_.empty()) {
+        block.data = std::move(spare_.back());
+        spare_.pop_back();
+      } else {
+        block.data = std::make_unique<char[]>(kBlockSize);
+      }
+      blocks_.push_back(std::move(block));
     }
-    blocks_.push_back(std::move(block));
   }
   return blocks_.back();
 }
@@ -36,28 +41,13 @@ void CipherBuffer::Append(const char* data, size_t len) {
 }
 
 char* CipherBuffer::Reserve(size_t* avail) {
-  Block& tail = TailWithSpace();
-  *avail = kBlockSize - tail.end;
-  return tail.data.get() + tail.end;
+  return ReserveAtLeast(1, avail);
 }
 
 char* CipherBuffer::ReserveAtLeast(size_t min, size_t* avail) {
-  if (blocks_.empty() || kBlockSize - blocks_.back().end < min) {
-    // Start a fresh block; an empty tail is reused rather than stranded.
-    if (!blocks_.empty() && blocks_.back().begin == blocks_.back().end) {
-      blocks_.back().begin = blocks_.back().end = 0;
-    } else {
-      Block block;
-      if (!spare_.empty()) {
-        block.data = std::move(spare_.back());
-        spare_.pop_back();
-      } else {
-        block.data = std::make_unique<char[]>(kBlockSize);
-      }
-      blocks_.push_back(std::move(block));
-    }
-  }
-  return Reserve(avail);
+  Block& tail = TailWithSpace(min);
+  *avail = kBlockSize - tail.end;
+  return tail.data.get() + tail.end;
 }
 
 void CipherBuffer::MoveAllTo(CipherBuffer* dst) {

@@ -61,7 +61,8 @@ class CipherBuffer {
   // steady traffic allocates nothing.
   static constexpr size_t kMaxSpareBlocks = 4;
 
-  Block& TailWithSpace();
+  // The tail block, with at least `min` bytes free.
+  Block& TailWithSpace(size_t min);
   void Retire(Block&& block);
 
   std::deque<Block> blocks_;

@@ -59,7 +59,19 @@ function pattern(size, seed = 0) {
   return buf;
 }
 
-module.exports = { pattern, builtin, fixtures, fixture, tlswrap, serverOptions, clientOptions, listen, closeServer };
+// A server and one client connected to it over loopback, both tlswrap (or
+// node:tls with TLSWRAP_TEST_BUILTIN), once both ends are secure.
+async function makePair(extraServer = {}, extraClient = {}) {
+  const server = tlswrap.createServer(serverOptions(extraServer));
+  const serverSide = once(server, 'secureConnection');
+  const port = await listen(server);
+  const client = tlswrap.connect(clientOptions(port, extraClient));
+  await once(client, 'secureConnect');
+  const [sock] = await serverSide;
+  return { server, port, client, sock };
+}
+
+module.exports = { makePair, pattern, builtin, fixtures, fixture, tlswrap, serverOptions, clientOptions, listen, closeServer };
 
 // --- TLS record proxy (appended for the record-level tests) ---
 // A TCP proxy on 127.0.0.1 in front of 127.0.0.1:targetPort that cuts each

@@ -13,24 +13,10 @@ const { PassThrough, Duplex } = require('node:stream');
 const { execFile } = require('node:child_process');
 const { once } = require('node:events');
 const {
-  builtin, fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer, pattern,
+  builtin, fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer, pattern, makePair,
 } = require('./common');
 
 const expectNative = !builtin && process.env.TLSWRAP_TRANSPORT !== 'js';
-
-async function pair(serverExtra = {}, clientExtra = {}) {
-  const server = tlswrap.createServer(serverOptions(serverExtra));
-  const accepted = once(server, 'secureConnection');
-  const port = await listen(server);
-  const client = tlswrap.connect(clientOptions(port, clientExtra));
-  await once(client, 'secureConnect');
-  const [sock] = await accepted;
-  return { server, port, client, sock };
-}
-
-function sha256(buf) {
-  return crypto.createHash('sha256').update(buf).digest('hex');
-}
 
 describe(`transport selection (${expectNative ? 'native' : 'generic'} expected for TCP)`, function () {
   before(function () {
@@ -38,7 +24,7 @@ describe(`transport selection (${expectNative ? 'native' : 'generic'} expected f
   });
 
   it('accepted and connected TCP sockets are taken over', async function () {
-    const p = await pair();
+    const p = await makePair();
     try {
       assert.strictEqual(p.client._native, expectNative);
       assert.strictEqual(p.sock._native, expectNative);
@@ -92,7 +78,7 @@ describe(`transport selection (${expectNative ? 'native' : 'generic'} expected f
 
 describe('connection lifetime over TCP', function () {
   it('server.close() waits for open connections; getConnections() counts them', async function () {
-    const p = await pair();
+    const p = await makePair();
     const count = await new Promise((resolve, reject) => {
       p.server.getConnections((err, n) => (err ? reject(err) : resolve(n)));
     });
@@ -108,7 +94,7 @@ describe('connection lifetime over TCP', function () {
   });
 
   it('half-close: the client ends, the allowHalfOpen server still answers, then ends', async function () {
-    const p = await pair({ allowHalfOpen: true });
+    const p = await makePair({ allowHalfOpen: true });
     try {
       const request = pattern(100 * 1024, 1);
       const reply = pattern(300 * 1024, 2);
@@ -135,7 +121,7 @@ describe('connection lifetime over TCP', function () {
 
   it('128 MiB to a slow reader: nothing lost, memory bounded by backpressure', async function () {
     this.timeout(60000);
-    const p = await pair();
+    const p = await makePair();
     try {
       const chunk = pattern(1024 * 1024, 3);
       const total = 128;

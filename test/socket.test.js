@@ -13,20 +13,9 @@ const path = require('node:path');
 const { Duplex, PassThrough, Readable, Writable, getDefaultHighWaterMark } = require('node:stream');
 const { execFile } = require('node:child_process');
 const { once } = require('node:events');
-const { fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer } = require('./common');
+const { fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer, makePair } = require('./common');
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-// A connected tlswrap pair over loopback.
-async function makePair(extraServer = {}, extraClient = {}) {
-  const server = tlswrap.createServer(serverOptions(extraServer));
-  const serverSide = once(server, 'secureConnection');
-  const port = await listen(server);
-  const client = tlswrap.connect(clientOptions(port, extraClient));
-  await once(client, 'secureConnect');
-  const [sock] = await serverSide;
-  return { server, port, client, sock };
-}
 
 async function closePair({ server, client, sock }) {
   client.destroy();

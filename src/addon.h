@@ -1,10 +1,14 @@
-// Per-environment state (one per main thread or worker): constructors and the
-// shared default trust store. Nothing here is a process-wide mutable global.
+// Per-environment state (one per main thread or worker): constructors, the
+// shared default trust store and the ciphertext block pool. Nothing here is a process-wide mutable
+// global.
 #ifndef TLSWRAP_ADDON_H_
 #define TLSWRAP_ADDON_H_
 
 #include <napi.h>
 
+#include <memory>
+
+#include "block_pool.h"
 #include "openssl_ptr.h"
 
 namespace tlswrap {
@@ -19,6 +23,8 @@ struct AddonData {
   Napi::FunctionReference secure_context_ctor;
   Napi::FunctionReference tls_wrap_ctor;
   X509StorePtr root_store;
+  // Ciphertext blocks for every connection of this environment.
+  std::shared_ptr<BlockPool> block_pool = std::make_shared<BlockPool>();
 };
 
 // The DER encoding of `cert` as a Buffer.

@@ -12,12 +12,7 @@ CipherBuffer::Block& CipherBuffer::TailWithSpace(size_t min) {
       blocks_.back().begin = blocks_.back().end = 0;
     } else {
       Block block;
-      if (!spare_.empty()) {
-        block.data = std::move(spare_.back());
-        spare_.pop_back();
-      } else {
-        block.data = std::make_unique<char[]>(kBlockSize);
-      }
+      block.data = pool_->Take();
       blocks_.push_back(std::move(block));
     }
   }
@@ -25,7 +20,7 @@ CipherBuffer::Block& CipherBuffer::TailWithSpace(size_t min) {
 }
 
 void CipherBuffer::Retire(Block&& block) {
-  if (pool_->spare_.size() < kMaxSpareBlocks) pool_->spare_.push_back(std::move(block.data));
+  pool_->Give(std::move(block.data));
 }
 
 void CipherBuffer::Append(const char* data, size_t len) {
@@ -52,7 +47,11 @@ char* CipherBuffer::ReserveAtLeast(size_t min, size_t* avail) {
 
 void CipherBuffer::MoveAllTo(CipherBuffer* dst) {
   for (Block& block : blocks_) {
-    if (block.end > block.begin) dst->blocks_.push_back(std::move(block));
+    if (block.end > block.begin) {
+      dst->blocks_.push_back(std::move(block));
+    } else {
+      Retire(std::move(block));
+    }
   }
   dst->size_ += size_;
   blocks_.clear();
@@ -98,10 +97,8 @@ void CipherBuffer::Consume(size_t n) {
       blocks_.pop_front();
     }
   }
-  // An empty tail block can be rewound in place instead of retired.
-  if (size_ == 0 && !blocks_.empty()) {
-    blocks_.front().begin = blocks_.front().end = 0;
-  }
+  // Drained: an idle connection keeps no block.
+  if (size_ == 0) Clear();
 }
 
 size_t CipherBuffer::Read(char* out, size_t len) {

@@ -1,6 +1,7 @@
 // A FIFO of ciphertext bytes in fixed-size blocks, and the BIO that lets
 // OpenSSL read and write it. Unlike BIO_s_mem it never moves data that is
-// already buffered: consumed blocks are recycled, not compacted.
+// already buffered: consumed blocks go back to the environment's BlockPool,
+// and an empty buffer holds no block at all.
 #ifndef TLSWRAP_CIPHER_BUFFER_H_
 #define TLSWRAP_CIPHER_BUFFER_H_
 
@@ -9,15 +10,16 @@
 #include <cstddef>
 #include <deque>
 #include <memory>
-#include <vector>
+
+#include "block_pool.h"
 
 namespace tlswrap {
 
 class CipherBuffer {
  public:
-  static constexpr size_t kBlockSize = 64 * 1024;
+  static constexpr size_t kBlockSize = BlockPool::kBlockSize;
 
-  CipherBuffer() = default;
+  explicit CipherBuffer(std::shared_ptr<BlockPool> pool) : pool_(std::move(pool)) {}
   CipherBuffer(const CipherBuffer&) = delete;
   CipherBuffer& operator=(const CipherBuffer&) = delete;
 
@@ -37,12 +39,14 @@ class CipherBuffer {
   size_t Read(char* out, size_t len);
   // Copies everything out without consuming; `out` holds size() bytes.
   void CopyTo(char* out) const;
+  // Drops every byte and returns every block to the pool.
   void Clear();
+  // Returns a block reserved for a read that brought nothing.
+  void ReleaseIfEmpty() {
+    if (size_ == 0) Clear();
+  }
   // Moves every buffered block to the end of `dst` without copying bytes.
   void MoveAllTo(CipherBuffer* dst);
-  // Blocks this buffer retires go to `pool`'s spares (a transport hands the
-  // engine's blocks back to it), instead of its own.
-  void RecycleInto(CipherBuffer* pool) { pool_ = pool; }
   // The readable bytes as up to `max` (pointer, length) segments, from the head.
   size_t Segments(const char** bases, size_t* lengths, size_t max) const;
 
@@ -57,18 +61,13 @@ class CipherBuffer {
     size_t begin = 0;
     size_t end = 0;
   };
-  // Retired blocks kept for reuse: enough for a write slice in flight, so
-  // steady traffic allocates nothing.
-  static constexpr size_t kMaxSpareBlocks = 4;
-
   // The tail block, with at least `min` bytes free.
   Block& TailWithSpace(size_t min);
   void Retire(Block&& block);
 
+  std::shared_ptr<BlockPool> pool_;  // shared: it may outlive the environment's teardown order
   std::deque<Block> blocks_;
-  std::vector<std::unique_ptr<char[]>> spare_;
   size_t size_ = 0;
-  CipherBuffer* pool_ = this;
 };
 
 }  // namespace tlswrap

@@ -24,8 +24,8 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>, private UvTransport::Owner {
  public:
   // Plaintext handed to JS at once is at most this much.
   static constexpr size_t kMaxClearChunk = 64 * 1024;
-  // Mid-handshake plaintext is decrypted here and copied out; it is rare and
-  // small, so the block is small and made on first use.
+  // Mid-handshake plaintext is decrypted into a stack buffer this big and
+  // copied out: it is rare and small, and a connection keeps no memory for it.
   static constexpr size_t kScratchSize = 16 * 1024;
   // Plaintext given to one SSL_write: bounds the ciphertext produced before
   // the transport has a chance to push back.
@@ -188,7 +188,6 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>, private UvTransport::Owner {
   Napi::FunctionReference on_write_done_;
   Napi::ObjectReference read_buffer_;  // onread: a Buffer, or a function returning one
 
-  std::unique_ptr<char[]> clear_scratch_;
   size_t read_fill_ = 0;  // plaintext bytes in the current chunk: the stamp for events
   std::vector<Event> events_;
 

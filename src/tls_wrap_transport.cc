@@ -17,8 +17,8 @@ Napi::Value TLSWrap::UseNativeTransport(const Napi::CallbackInfo& info) {
   if (napi_get_uv_event_loop(env, &loop) != napi_ok || loop == nullptr) {
     return Napi::Number::New(env, UV_ENOTSUP);
   }
-  auto native =
-      std::make_unique<UvTransport>(static_cast<UvTransport::Owner*>(this), &enc_in_, &enc_out_);
+  auto native = std::make_unique<UvTransport>(static_cast<UvTransport::Owner*>(this), &enc_in_,
+                                              AddonData::Get(env)->block_pool);
   int err = native->Open(loop, fd);
   if (err != 0) {
     // The JS transport stays in charge; the half-made handle closes itself.

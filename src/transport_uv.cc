@@ -7,9 +7,8 @@
 
 namespace tlswrap {
 
-UvTransport::UvTransport(Owner* owner, CipherBuffer* input, CipherBuffer* pool)
-    : owner_(owner), input_(input) {
-  pending_.RecycleInto(pool);
+UvTransport::UvTransport(Owner* owner, CipherBuffer* input, std::shared_ptr<BlockPool> pool)
+    : owner_(owner), input_(input), pending_(std::move(pool)) {
   tcp_.data = this;
 }
 
@@ -67,7 +66,12 @@ void UvTransport::OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* /*b
   if (nread > 0) {
     self->input_->Commit(static_cast<size_t>(nread));
     self->owner_->OnTransportRead();
-  } else if (nread == UV_EOF) {
+    return;
+  }
+  // Nothing came (EAGAIN, EOF, an error): the block reserved for this read
+  // goes back to the pool unless earlier bytes still sit in it.
+  self->input_->ReleaseIfEmpty();
+  if (nread == UV_EOF) {
     self->ReadStop();
     self->owner_->OnTransportEOF();
   } else if (nread < 0) {

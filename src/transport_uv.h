@@ -33,7 +33,7 @@ class UvTransport : public Transport {
   // Ciphertext pending beyond this makes Write() ask the engine to wait.
   static constexpr size_t kHighWater = 256 * 1024;
 
-  UvTransport(Owner* owner, CipherBuffer* input, CipherBuffer* pool);
+  UvTransport(Owner* owner, CipherBuffer* input, std::shared_ptr<BlockPool> pool);
   ~UvTransport() override;
   UvTransport(const UvTransport&) = delete;
   UvTransport& operator=(const UvTransport&) = delete;

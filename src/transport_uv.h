@@ -68,7 +68,10 @@ class UvTransport : public Transport {
   void MaybeShutdown();
   uv_stream_t* stream() { return reinterpret_cast<uv_stream_t*>(&tcp_); }
 
-  static constexpr size_t kMinRead = 16 * 1024;
+  // Every read gets a whole block (a partial record stays behind in the
+  // previous one): fewer, larger reads measured 5-13% faster at 4 and 16 KiB
+  // records than reads into whatever a block had left (>= 16 KiB).
+  static constexpr size_t kMinRead = CipherBuffer::kBlockSize;
   static constexpr size_t kMaxSegments = 16;
 
   Owner* owner_;

@@ -113,6 +113,12 @@ SecureContext::SecureContext(const Napi::CallbackInfo& info)
   }
   SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, TicketKeyCallback);
   TLSWrap::ConfigureContext(ctx);
+  Napi::MemoryManagement::AdjustExternalMemory(env, kExternalSize);
+  external_reported_ = true;
+}
+
+SecureContext::~SecureContext() {
+  if (external_reported_) Napi::MemoryManagement::AdjustExternalMemory(Env(), -kExternalSize);
 }
 
 int SecureContext::TicketKeyCallback(SSL* ssl, unsigned char* name, unsigned char* iv,

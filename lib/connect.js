@@ -77,7 +77,12 @@ function connect(...args) {
     minDHSize: 1024,
     ...given,
   };
-  const context = options.secureContext || createSecureContext(options);
+  let context = options.secureContext;
+  if (!context) {
+    context = createSecureContext(options);
+    // Only this connection uses it: the socket frees it when destroyed.
+    context.singleUse = true;
+  }
 
   // The TLS socket first: bad options throw before any connection is made.
   const socket = new TLSSocket(null, {

@@ -97,7 +97,12 @@ class TLSSocket extends net.Socket {
     this._requestCert = !!opts.requestCert || !opts.isServer;
     this._rejectUnauthorized = opts.rejectUnauthorized !== false;
 
-    const context = opts.secureContext ? nativeContext(opts.secureContext) : createSecureContext(opts).context;
+    const given = opts.secureContext;
+    const context = given ? nativeContext(given) : createSecureContext(opts).context;
+    // A context made for this socket alone (here, or by connect()) is freed
+    // when the socket is destroyed, not whenever GC gets to it: as in node:tls,
+    // a client making a connection per request would otherwise pile them up.
+    this._singleUseContext = !given || given.singleUse === true ? context : null;
     const handle = new binding.TLSWrap(context, !!opts.isServer);
     handle[kOwner] = this;
     handle.setCallbacks(onEngineData, onEngineEvent, onEngineWriteDone, onEngineCiphertext);
@@ -494,6 +499,11 @@ class TLSSocket extends net.Socket {
     if (handle !== null) {
       this._handle = null;
       handle.destroy();
+    }
+    if (this._singleUseContext !== null) {
+      // The connection's SSL keeps its own reference until it is freed.
+      this._singleUseContext.close();
+      this._singleUseContext = null;
     }
     const transport = this._transport;
     if (transport && !transport.destroyed && typeof transport.destroy === 'function') transport.destroy();

@@ -72,6 +72,7 @@ Napi::Function SecureContext::Init(Napi::Env env) {
                          InstanceMethod<&SecureContext::SetTicketKeys>("setTicketKeys"),
                          InstanceMethod<&SecureContext::GetTicketKeys>("getTicketKeys"),
                          InstanceMethod<&SecureContext::GetCertificate>("getCertificate"),
+                         InstanceMethod<&SecureContext::Close>("close"),
                      });
 }
 
@@ -82,7 +83,9 @@ SecureContext* SecureContext::FromValue(Napi::Value value) {
       !value.As<Napi::Object>().InstanceOf(data->secure_context_ctor.Value())) {
     throw Napi::TypeError::New(env, "expected a native SecureContext");
   }
-  return Unwrap(value.As<Napi::Object>());
+  SecureContext* sc = Unwrap(value.As<Napi::Object>());
+  sc->Live();
+  return sc;
 }
 
 SecureContext::SecureContext(const Napi::CallbackInfo& info)
@@ -118,7 +121,29 @@ SecureContext::SecureContext(const Napi::CallbackInfo& info)
 }
 
 SecureContext::~SecureContext() {
-  if (external_reported_) Napi::MemoryManagement::AdjustExternalMemory(Env(), -kExternalSize);
+  Unreport();
+}
+
+void SecureContext::Unreport() {
+  if (!external_reported_) return;
+  external_reported_ = false;
+  Napi::MemoryManagement::AdjustExternalMemory(Env(), -kExternalSize);
+}
+
+SSL_CTX* SecureContext::Live() {
+  if (!ctx_) {
+    Napi::Error err = Napi::Error::New(Env(), "this SecureContext was closed");
+    err.Set("code", Napi::String::New(Env(), "ERR_TLSWRAP_CONTEXT_CLOSED"));
+    throw err;
+  }
+  return ctx_.get();
+}
+
+void SecureContext::Close(const Napi::CallbackInfo& /*info*/) {
+  // An SSL made from this context holds its own reference: the SSL_CTX lives
+  // on until that connection is freed too.
+  ctx_.reset();
+  Unreport();
 }
 
 int SecureContext::TicketKeyCallback(SSL* ssl, unsigned char* name, unsigned char* iv,
@@ -147,11 +172,11 @@ int SecureContext::TicketKeyCallback(SSL* ssl, unsigned char* name, unsigned cha
 }
 
 void SecureContext::SetMinProto(const Napi::CallbackInfo& info) {
-  SSL_CTX_set_min_proto_version(ctx_.get(), info[0].As<Napi::Number>().Int32Value());
+  SSL_CTX_set_min_proto_version(Live(), info[0].As<Napi::Number>().Int32Value());
 }
 
 void SecureContext::SetMaxProto(const Napi::CallbackInfo& info) {
-  SSL_CTX_set_max_proto_version(ctx_.get(), info[0].As<Napi::Number>().Int32Value());
+  SSL_CTX_set_max_proto_version(Live(), info[0].As<Napi::Number>().Int32Value());
 }
 
 void SecureContext::SetKey(const Napi::CallbackInfo& info) {
@@ -163,19 +188,19 @@ void SecureContext::SetKey(const Napi::CallbackInfo& info) {
   EvpPkeyPtr key(
       PEM_read_bio_PrivateKey(bio.get(), nullptr, PassphraseCallback, has_pass ? &pass : nullptr));
   if (!key) ThrowCryptoError(env, "Failed to read private key");
-  if (SSL_CTX_use_PrivateKey(ctx_.get(), key.get()) != 1) {
+  if (SSL_CTX_use_PrivateKey(Live(), key.get()) != 1) {
     ThrowCryptoError(env, "Failed to use private key");
   }
 }
 
 void SecureContext::UseCertificateChain(X509Ptr cert, STACK_OF(X509) * chain) {
   Napi::Env env = Env();
-  if (SSL_CTX_use_certificate(ctx_.get(), cert.get()) != 1) {
+  if (SSL_CTX_use_certificate(Live(), cert.get()) != 1) {
     ThrowCryptoError(env, "Failed to use certificate");
   }
-  SSL_CTX_clear_chain_certs(ctx_.get());
+  SSL_CTX_clear_chain_certs(Live());
   for (int i = 0; chain != nullptr && i < sk_X509_num(chain); i++) {
-    if (SSL_CTX_add1_chain_cert(ctx_.get(), sk_X509_value(chain, i)) != 1) {
+    if (SSL_CTX_add1_chain_cert(Live(), sk_X509_value(chain, i)) != 1) {
       ThrowCryptoError(env, "Failed to add certificate to the chain");
     }
   }
@@ -197,13 +222,14 @@ void SecureContext::SetCert(const Napi::CallbackInfo& info) {
 }
 
 X509_STORE* SecureContext::OwnStore() {
+  SSL_CTX* ctx = Live();
   if (!own_store_) {
     X509_STORE* store = X509_STORE_new();
     if (store == nullptr) ThrowCryptoError(Env(), "X509_STORE_new failed");
-    SSL_CTX_set_cert_store(ctx_.get(), store);
+    SSL_CTX_set_cert_store(ctx, store);
     own_store_ = true;
   }
-  return SSL_CTX_get_cert_store(ctx_.get());
+  return SSL_CTX_get_cert_store(ctx);
 }
 
 void SecureContext::AddCACert(const Napi::CallbackInfo& info) {
@@ -215,7 +241,7 @@ void SecureContext::AddCACert(const Napi::CallbackInfo& info) {
   while (X509* raw = PEM_read_bio_X509_AUX(bio.get(), nullptr, nullptr, nullptr)) {
     X509Ptr cert(raw);
     X509_STORE_add_cert(store, cert.get());
-    SSL_CTX_add_client_CA(ctx_.get(), cert.get());
+    SSL_CTX_add_client_CA(Live(), cert.get());
   }
   ERR_clear_error();
 }
@@ -224,17 +250,17 @@ void SecureContext::AddCRL(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   ErrorQueueGuard guard;
   BioPtr bio = MemBio(info[0]);
-  X509_CRL* crl = PEM_read_bio_X509_CRL(bio.get(), nullptr, nullptr, nullptr);
-  if (crl == nullptr) ThrowCodedError(env, "ERR_CRYPTO_OPERATION_FAILED", "Failed to parse CRL");
+  X509CrlPtr crl(PEM_read_bio_X509_CRL(bio.get(), nullptr, nullptr, nullptr));
+  if (!crl) ThrowCodedError(env, "ERR_CRYPTO_OPERATION_FAILED", "Failed to parse CRL");
   X509_STORE* store = OwnStore();
-  X509_STORE_add_crl(store, crl);
-  X509_CRL_free(crl);
+  X509_STORE_add_crl(store, crl.get());
   X509_STORE_set_flags(store, X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL);
 }
 
 void SecureContext::UseDefaultRoots(const Napi::CallbackInfo& info) {
   // info[0]: the PEM strings of the default trust store, used only the first
   // time; the store is then shared by every context in this environment.
+  SSL_CTX* ctx = Live();
   AddonData* data = AddonData::Get(info.Env());
   X509_STORE* roots = data->RootStore(info[0]);
   if (own_store_) {
@@ -249,7 +275,7 @@ void SecureContext::UseDefaultRoots(const Napi::CallbackInfo& info) {
     return;
   }
   X509_STORE_up_ref(roots);
-  SSL_CTX_set_cert_store(ctx_.get(), roots);
+  SSL_CTX_set_cert_store(ctx, roots);
 }
 
 void SecureContext::LoadPKCS12(const Napi::CallbackInfo& info) {
@@ -272,7 +298,7 @@ void SecureContext::LoadPKCS12(const Napi::CallbackInfo& info) {
     ThrowCodedError(env, "ERR_CRYPTO_OPERATION_FAILED", "PFX holds no certificate and key");
   }
   UseCertificateChain(std::move(cert), ca.get());
-  if (SSL_CTX_use_PrivateKey(ctx_.get(), key.get()) != 1) {
+  if (SSL_CTX_use_PrivateKey(Live(), key.get()) != 1) {
     ThrowCryptoError(env, "Failed to use private key");
   }
   // The CA certificates of a PFX are trusted for client certificates too.
@@ -280,14 +306,14 @@ void SecureContext::LoadPKCS12(const Napi::CallbackInfo& info) {
   for (int i = 0; ca && i < sk_X509_num(ca.get()); i++) {
     X509* c = sk_X509_value(ca.get(), i);
     X509_STORE_add_cert(store, c);
-    SSL_CTX_add_client_CA(ctx_.get(), c);
+    SSL_CTX_add_client_CA(Live(), c);
   }
 }
 
 void SecureContext::SetCiphers(const Napi::CallbackInfo& info) {
   ErrorQueueGuard guard;
   std::string list = info[0].ToString().Utf8Value();
-  if (SSL_CTX_set_cipher_list(ctx_.get(), list.c_str()) != 1) {
+  if (SSL_CTX_set_cipher_list(Live(), list.c_str()) != 1) {
     ThrowCryptoError(info.Env(), "Failed to set ciphers");
   }
 }
@@ -295,7 +321,7 @@ void SecureContext::SetCiphers(const Napi::CallbackInfo& info) {
 void SecureContext::SetCipherSuites(const Napi::CallbackInfo& info) {
   ErrorQueueGuard guard;
   std::string list = info[0].ToString().Utf8Value();
-  if (SSL_CTX_set_ciphersuites(ctx_.get(), list.c_str()) != 1) {
+  if (SSL_CTX_set_ciphersuites(Live(), list.c_str()) != 1) {
     ThrowCryptoError(info.Env(), "Failed to set ciphersuites");
   }
 }
@@ -304,7 +330,7 @@ void SecureContext::SetECDHCurve(const Napi::CallbackInfo& info) {
   ErrorQueueGuard guard;
   std::string curves = info[0].ToString().Utf8Value();
   if (curves == "auto") return;
-  if (SSL_CTX_set1_curves_list(ctx_.get(), curves.c_str()) != 1) {
+  if (SSL_CTX_set1_curves_list(Live(), curves.c_str()) != 1) {
     ThrowCodedError(info.Env(), "ERR_CRYPTO_OPERATION_FAILED", "Failed to set ECDH curve");
   }
 }
@@ -312,7 +338,7 @@ void SecureContext::SetECDHCurve(const Napi::CallbackInfo& info) {
 void SecureContext::SetSigalgs(const Napi::CallbackInfo& info) {
   ErrorQueueGuard guard;
   std::string sigalgs = info[0].ToString().Utf8Value();
-  if (SSL_CTX_set1_sigalgs_list(ctx_.get(), sigalgs.c_str()) != 1) {
+  if (SSL_CTX_set1_sigalgs_list(Live(), sigalgs.c_str()) != 1) {
     ThrowCodedError(info.Env(), "ERR_CRYPTO_OPERATION_FAILED", "Failed to set sigalgs");
   }
 }
@@ -321,18 +347,18 @@ void SecureContext::SetSessionIdContext(const Napi::CallbackInfo& info) {
   ErrorQueueGuard guard;
   std::string sid = info[0].ToString().Utf8Value();
   if (sid.size() > SSL_MAX_SID_CTX_LENGTH) sid.resize(SSL_MAX_SID_CTX_LENGTH);
-  if (SSL_CTX_set_session_id_context(ctx_.get(), reinterpret_cast<const unsigned char*>(sid.data()),
+  if (SSL_CTX_set_session_id_context(Live(), reinterpret_cast<const unsigned char*>(sid.data()),
                                      static_cast<unsigned int>(sid.size())) != 1) {
     ThrowCryptoError(info.Env(), "Failed to set session id context");
   }
 }
 
 void SecureContext::SetSessionTimeout(const Napi::CallbackInfo& info) {
-  SSL_CTX_set_timeout(ctx_.get(), info[0].As<Napi::Number>().Int64Value());
+  SSL_CTX_set_timeout(Live(), info[0].As<Napi::Number>().Int64Value());
 }
 
 void SecureContext::SetOptions(const Napi::CallbackInfo& info) {
-  SSL_CTX_set_options(ctx_.get(), static_cast<uint64_t>(info[0].As<Napi::Number>().Int64Value()));
+  SSL_CTX_set_options(Live(), static_cast<uint64_t>(info[0].As<Napi::Number>().Int64Value()));
 }
 
 void SecureContext::SetTicketKeys(const Napi::CallbackInfo& info) {
@@ -348,7 +374,7 @@ Napi::Value SecureContext::GetTicketKeys(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value SecureContext::GetCertificate(const Napi::CallbackInfo& info) {
-  X509* cert = SSL_CTX_get0_certificate(ctx_.get());
+  X509* cert = SSL_CTX_get0_certificate(Live());
   if (cert == nullptr) return info.Env().Null();
   return DerOf(info.Env(), cert);
 }

@@ -6,7 +6,7 @@
 
 const assert = require('node:assert');
 const crypto = require('node:crypto');
-const { fixtures, tlswrap, serverOptions, listen, closeServer } = require('./common');
+const { builtin, fixtures, tlswrap, serverOptions, listen, closeServer } = require('./common');
 
 const { SSL_OP_NO_TLSv1_3, SSL_OP_NO_TICKET } = crypto.constants;
 
@@ -236,6 +236,23 @@ describe('context: the secureContext option', function () {
       { ca: undefined, secureContext }));
   });
 
+  it('a secureContext given to connect() outlives the socket: it serves the next connection', async function () {
+    const secureContext = tlswrap.createSecureContext({ ca: fixtures.ca });
+    const server = tlswrap.createServer(serverOptions());
+    const port = await listen(server);
+    try {
+      const first = tlswrap.connect({ host: '127.0.0.1', port, servername: 'localhost', secureContext });
+      await new Promise((resolve, reject) => {
+        first.on('error', reject);
+        first.on('secureConnect', resolve);
+      });
+      first.destroy();
+    } finally {
+      await closeServer(server);
+    }
+    assertOk(await handshake(serverOptions(), { ca: undefined, secureContext }));
+  });
+
   it("createServer ignores `secureContext`, as node's Server does: key/cert options decide", async function () {
     const other = tlswrap.createSecureContext({ key: fixtures.otherKey, cert: fixtures.otherCert });
     const out = await handshake(serverOptions({ secureContext: other }));
@@ -261,5 +278,50 @@ describe('context: secureOptions', function () {
     };
     assert.strictEqual(await ticketOf(SSL_OP_NO_TICKET), undefined);
     assert.ok(Buffer.isBuffer(await ticketOf(0)));
+  });
+});
+
+describe('context: single-use contexts', function () {
+  before(function () {
+    if (builtin) this.skip(); // tlswrap's internals
+  });
+
+  it('the context connect() makes is freed when the socket is destroyed, not at GC', async function () {
+    const server = tlswrap.createServer(serverOptions(), (s) => s.end('x'));
+    const port = await listen(server);
+    try {
+      const client = tlswrap.connect({ host: '127.0.0.1', port, servername: 'localhost', ca: fixtures.ca });
+      const context = client._singleUseContext;
+      assert.ok(context, 'connect() marked its context single-use');
+      await new Promise((resolve, reject) => {
+        client.on('error', reject);
+        client.on('secureConnect', resolve);
+      });
+      client.resume();
+      client.destroy();
+      assert.strictEqual(client._singleUseContext, null);
+      // Its SSL_CTX is gone: using it is a clear error, not a crash.
+      assert.throws(() => context.setOptions(0), { code: 'ERR_TLSWRAP_CONTEXT_CLOSED' });
+      assert.throws(() => new tlswrap.TLSSocket(null, { secureContext: context }),
+        { code: 'ERR_TLSWRAP_CONTEXT_CLOSED' });
+    } finally {
+      await closeServer(server);
+    }
+  });
+
+  it("a server's shared context is not single-use", async function () {
+    const server = tlswrap.createServer(serverOptions());
+    const accepted = new Promise((resolve) => server.once('secureConnection', resolve));
+    const port = await listen(server);
+    try {
+      const client = tlswrap.connect({ host: '127.0.0.1', port, servername: 'localhost', ca: fixtures.ca });
+      client.on('error', () => {});
+      const sock = await accepted;
+      assert.strictEqual(sock._singleUseContext, null);
+      client.destroy();
+      sock.destroy();
+    } finally {
+      await closeServer(server);
+    }
   });
 });

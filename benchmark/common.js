@@ -52,6 +52,26 @@ function loadImpl(impl) {
   return impl === 'builtin' ? require('node:tls') : require(path.join(__dirname, '..'));
 }
 
+// A benchmark's start: key=value arguments over `defaults`, `check(opts)`
+// (throws to refuse them), then the impl. Any failure ends the process.
+function setup(defaults, check) {
+  try {
+    const opts = parseArgs(defaults);
+    check(opts);
+    return { opts, tls: loadImpl(opts.impl) };
+  } catch (err) {
+    return fail(err);
+  }
+}
+
+// Throws unless opts[name] is an integer in [min, max].
+function checkInt(opts, name, min, max = Infinity) {
+  const v = opts[name];
+  if (Number.isInteger(v) && v >= min && v <= max) return;
+  const range = max === Infinity ? `>= ${min}` : `in [${min}, ${max}]`;
+  throw new Error(`${name} must be an integer ${range}, got ${v}`);
+}
+
 // Cipher names per TLS version. TLS 1.3 suites go through the same `ciphers`
 // option in node:tls (names starting with TLS_ are routed to
 // SSL_CTX_set_ciphersuites). The server key is RSA, hence ECDHE-RSA for 1.2.
@@ -157,6 +177,8 @@ module.exports = {
   parseArgs,
   normalizeTlsVersion,
   loadImpl,
+  setup,
+  checkInt,
   tlsOptions,
   createMonitor,
   round,

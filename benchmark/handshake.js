@@ -24,25 +24,17 @@
 const { constants: cryptoConstants } = require('node:crypto');
 const common = require('./common.js');
 
-let opts;
-let tls;
-try {
-  opts = common.parseArgs({
-    impl: 'tlswrap',
-    tlsVersion: 'TLSv1.3',
-    concurrency: 8,
-    dur: 5,
-    cipher: 'AES-256-GCM',
-    warmup: 0.5,
-  });
-  if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1) {
-    throw new Error(`concurrency must be an integer >= 1, got ${opts.concurrency}`);
-  }
-  if (!(opts.dur > 0) || !(opts.warmup >= 0)) throw new Error('dur must be > 0 and warmup >= 0');
-  tls = common.loadImpl(opts.impl);
-} catch (err) {
-  common.fail(err);
-}
+const { opts, tls } = common.setup({
+  impl: 'tlswrap',
+  tlsVersion: 'TLSv1.3',
+  concurrency: 8,
+  dur: 5,
+  cipher: 'AES-256-GCM',
+  warmup: 0.5,
+}, (o) => {
+  common.checkInt(o, 'concurrency', 1);
+  if (!(o.dur > 0) || !(o.warmup >= 0)) throw new Error('dur must be > 0 and warmup >= 0');
+});
 
 const monitor = common.createMonitor();
 const { server: serverOpts, client: clientOpts } = common.tlsOptions(opts.tlsVersion, opts.cipher);

@@ -15,27 +15,17 @@
 
 const common = require('./common.js');
 
-let opts;
-let tls;
-try {
-  opts = common.parseArgs({
-    impl: 'tlswrap',
-    tlsVersion: 'TLSv1.3',
-    connections: 1000,
-    cipher: 'AES-256-GCM',
-    message: 4096,
-  });
-  if (!Number.isInteger(opts.connections) || opts.connections < 1) {
-    throw new Error(`connections must be an integer >= 1, got ${opts.connections}`);
-  }
-  if (!Number.isInteger(opts.message) || opts.message < 1) {
-    throw new Error(`message must be an integer >= 1, got ${opts.message}`);
-  }
+const { opts, tls } = common.setup({
+  impl: 'tlswrap',
+  tlsVersion: 'TLSv1.3',
+  connections: 1000,
+  cipher: 'AES-256-GCM',
+  message: 4096,
+}, (o) => {
+  common.checkInt(o, 'connections', 1);
+  common.checkInt(o, 'message', 1);
   if (typeof global.gc !== 'function') throw new Error('run with --expose-gc');
-  tls = common.loadImpl(opts.impl);
-} catch (err) {
-  common.fail(err);
-}
+});
 
 const { server: serverOpts, client: clientOpts } = common.tlsOptions(opts.tlsVersion, opts.cipher);
 const message = Buffer.alloc(opts.message, 'm');

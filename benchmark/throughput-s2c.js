@@ -19,35 +19,23 @@
 
 const common = require('./common.js');
 
-let opts;
-let tls;
-try {
-  opts = common.parseArgs({
-    impl: 'tlswrap',
-    tlsVersion: 'TLSv1.3',
-    fragment: 16384,
-    sendchunklen: 16 * common.MiB,
-    recvbuflen: 0,
-    type: 'buf',
-    dur: 5,
-    cipher: 'AES-256-GCM',
-    warmup: 0.5,
-  });
+const { opts, tls } = common.setup({
+  impl: 'tlswrap',
+  tlsVersion: 'TLSv1.3',
+  fragment: 16384,
+  sendchunklen: 16 * common.MiB,
+  recvbuflen: 0,
+  type: 'buf',
+  dur: 5,
+  cipher: 'AES-256-GCM',
+  warmup: 0.5,
+}, (o) => {
   // OpenSSL accepts max_send_fragment in [512, 16384].
-  if (!Number.isInteger(opts.fragment) || opts.fragment < 512 || opts.fragment > 16384) {
-    throw new Error(`fragment must be an integer in [512, 16384], got ${opts.fragment}`);
-  }
-  if (!Number.isInteger(opts.sendchunklen) || opts.sendchunklen < 2) {
-    throw new Error(`sendchunklen must be an integer >= 2, got ${opts.sendchunklen}`);
-  }
-  if (!Number.isInteger(opts.recvbuflen) || opts.recvbuflen < 0) {
-    throw new Error(`recvbuflen must be an integer >= 0, got ${opts.recvbuflen}`);
-  }
-  if (!(opts.dur > 0) || !(opts.warmup >= 0)) throw new Error('dur must be > 0 and warmup >= 0');
-  tls = common.loadImpl(opts.impl);
-} catch (err) {
-  common.fail(err);
-}
+  common.checkInt(o, 'fragment', 512, 16384);
+  common.checkInt(o, 'sendchunklen', 2);
+  common.checkInt(o, 'recvbuflen', 0);
+  if (!(o.dur > 0) || !(o.warmup >= 0)) throw new Error('dur must be > 0 and warmup >= 0');
+});
 
 // What the server writes. Strings are written as strings (as Node's benchmark
 // does) so the string-to-bytes conversion inside write() is part of the cost.

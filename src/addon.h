@@ -1,6 +1,6 @@
 // Per-environment state (one per main thread or worker): constructors, the
-// shared default trust store and the ciphertext block pool. Nothing here is a process-wide mutable
-// global.
+// shared default trust store and the ciphertext block pool. Nothing here is
+// a process-wide mutable global.
 #ifndef TLSWRAP_ADDON_H_
 #define TLSWRAP_ADDON_H_
 

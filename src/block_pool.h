@@ -36,8 +36,6 @@ class BlockPool {
     if (free_.size() < kMaxFree) free_.push_back(std::move(block));
   }
 
-  size_t free_blocks() const { return free_.size(); }
-
  private:
   std::vector<std::unique_ptr<char[]>> free_;
 };

@@ -65,7 +65,9 @@ class CipherBuffer {
   Block& TailWithSpace(size_t min);
   void Retire(Block&& block);
 
-  std::shared_ptr<BlockPool> pool_;  // shared: it may outlive the environment's teardown order
+  // Shared ownership: node tears down connections and the environment's
+  // data in no guaranteed order.
+  std::shared_ptr<BlockPool> pool_;
   std::deque<Block> blocks_;
   size_t size_ = 0;
 };

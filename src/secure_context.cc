@@ -195,12 +195,13 @@ void SecureContext::SetKey(const Napi::CallbackInfo& info) {
 
 void SecureContext::UseCertificateChain(X509Ptr cert, STACK_OF(X509) * chain) {
   Napi::Env env = Env();
-  if (SSL_CTX_use_certificate(Live(), cert.get()) != 1) {
+  SSL_CTX* ctx = Live();
+  if (SSL_CTX_use_certificate(ctx, cert.get()) != 1) {
     ThrowCryptoError(env, "Failed to use certificate");
   }
-  SSL_CTX_clear_chain_certs(Live());
+  SSL_CTX_clear_chain_certs(ctx);
   for (int i = 0; chain != nullptr && i < sk_X509_num(chain); i++) {
-    if (SSL_CTX_add1_chain_cert(Live(), sk_X509_value(chain, i)) != 1) {
+    if (SSL_CTX_add1_chain_cert(ctx, sk_X509_value(chain, i)) != 1) {
       ThrowCryptoError(env, "Failed to add certificate to the chain");
     }
   }
@@ -235,13 +236,14 @@ X509_STORE* SecureContext::OwnStore() {
 void SecureContext::AddCACert(const Napi::CallbackInfo& info) {
   ErrorQueueGuard guard;
   BioPtr bio = MemBio(info[0]);
+  SSL_CTX* ctx = Live();
   X509_STORE* store = OwnStore();
   // Like node:tls, a CA entry that holds no PEM certificate adds nothing and
   // is not an error (so nothing is trusted if that was the only one).
   while (X509* raw = PEM_read_bio_X509_AUX(bio.get(), nullptr, nullptr, nullptr)) {
     X509Ptr cert(raw);
     X509_STORE_add_cert(store, cert.get());
-    SSL_CTX_add_client_CA(Live(), cert.get());
+    SSL_CTX_add_client_CA(ctx, cert.get());
   }
   ERR_clear_error();
 }
@@ -298,7 +300,8 @@ void SecureContext::LoadPKCS12(const Napi::CallbackInfo& info) {
     ThrowCodedError(env, "ERR_CRYPTO_OPERATION_FAILED", "PFX holds no certificate and key");
   }
   UseCertificateChain(std::move(cert), ca.get());
-  if (SSL_CTX_use_PrivateKey(Live(), key.get()) != 1) {
+  SSL_CTX* ctx = Live();
+  if (SSL_CTX_use_PrivateKey(ctx, key.get()) != 1) {
     ThrowCryptoError(env, "Failed to use private key");
   }
   // The CA certificates of a PFX are trusted for client certificates too.
@@ -306,7 +309,7 @@ void SecureContext::LoadPKCS12(const Napi::CallbackInfo& info) {
   for (int i = 0; ca && i < sk_X509_num(ca.get()); i++) {
     X509* c = sk_X509_value(ca.get(), i);
     X509_STORE_add_cert(store, c);
-    SSL_CTX_add_client_CA(Live(), c);
+    SSL_CTX_add_client_CA(ctx, c);
   }
 }
 

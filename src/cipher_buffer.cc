@@ -122,6 +122,13 @@ void CipherBuffer::CopyTo(char* out) const {
   }
 }
 
+void CipherBuffer::ReleaseUnused() {
+  while (!blocks_.empty() && blocks_.back().begin == blocks_.back().end) {
+    Retire(std::move(blocks_.back()));
+    blocks_.pop_back();
+  }
+}
+
 void CipherBuffer::Clear() {
   while (!blocks_.empty()) {
     Retire(std::move(blocks_.front()));

@@ -41,10 +41,9 @@ class CipherBuffer {
   void CopyTo(char* out) const;
   // Drops every byte and returns every block to the pool.
   void Clear();
-  // Returns a block reserved for a read that brought nothing.
-  void ReleaseIfEmpty() {
-    if (size_ == 0) Clear();
-  }
+  // Returns the blocks at the tail that hold no bytes (reserved for a read
+  // that brought nothing), also while a partial record waits at the head.
+  void ReleaseUnused();
   // Moves every buffered block to the end of `dst` without copying bytes.
   void MoveAllTo(CipherBuffer* dst);
   // The readable bytes as up to `max` (pointer, length) segments, from the head.

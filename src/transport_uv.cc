@@ -69,8 +69,8 @@ void UvTransport::OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* /*b
     return;
   }
   // Nothing came (EAGAIN, EOF, an error): the block reserved for this read
-  // goes back to the pool unless earlier bytes still sit in it.
-  self->input_->ReleaseIfEmpty();
+  // goes back to the pool.
+  self->input_->ReleaseUnused();
   if (nread == UV_EOF) {
     self->ReadStop();
     self->owner_->OnTransportEOF();

@@ -50,6 +50,15 @@ function closeServer(server) {
   return new Promise((resolve) => server.close(() => resolve()));
 }
 
+// A test's teardown: destroys `sockets` (emptying the array), then stops
+// `peer` (a record proxy's close(), an openssl process's stop()), then
+// closes `server`. Missing ones are skipped.
+async function release(sockets, peer, server) {
+  for (const s of sockets.splice(0)) s.destroy();
+  if (peer) await (typeof peer.close === 'function' ? peer.close() : peer.stop());
+  if (server) await closeServer(server);
+}
+
 // Deterministic bytes that do not repeat with any short period, so a lost,
 // duplicated or reordered span cannot compare equal. `seed` tells two
 // payloads of one test apart.
@@ -71,7 +80,9 @@ async function makePair(extraServer = {}, extraClient = {}) {
   return { server, port, client, sock };
 }
 
-module.exports = { makePair, pattern, builtin, fixtures, fixture, tlswrap, serverOptions, clientOptions, listen, closeServer };
+module.exports = {
+  makePair, pattern, builtin, fixtures, fixture, tlswrap, serverOptions, clientOptions, listen, closeServer, release,
+};
 
 // --- TLS record proxy (appended for the record-level tests) ---
 // A TCP proxy on 127.0.0.1 in front of 127.0.0.1:targetPort that cuts each

@@ -10,7 +10,7 @@ const assert = require('node:assert');
 const tls = require('node:tls');
 const { once } = require('node:events');
 const {
-  tlswrap, serverOptions, clientOptions, listen, closeServer, startRecordProxy, RecordType, pattern,
+  tlswrap, serverOptions, clientOptions, listen, startRecordProxy, RecordType, pattern, release,
 } = require('./common');
 
 const RECORD = 1024; // plaintext per record in the burst (setMaxSendFragment)
@@ -75,10 +75,8 @@ for (const version of ['TLSv1.2', 'TLSv1.3']) {
     const sockets = [];
 
     afterEach(async function () {
-      for (const s of sockets.splice(0)) s.destroy();
-      if (proxy) await proxy.close();
+      await release(sockets, proxy, server);
       proxy = null;
-      await closeServer(server);
     });
 
     // Proxy that, once armed, counts application-data records going in

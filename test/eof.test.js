@@ -8,7 +8,7 @@ const assert = require('node:assert');
 const tls = require('node:tls');
 const { once } = require('node:events');
 const {
-  tlswrap, serverOptions, clientOptions, listen, closeServer, startRecordProxy, RecordType, pattern,
+  tlswrap, serverOptions, clientOptions, listen, startRecordProxy, RecordType, pattern, release,
 } = require('./common');
 
 const SIZE = 200 * 1024;
@@ -65,10 +65,8 @@ for (const version of ['TLSv1.2', 'TLSv1.3']) {
     const sockets = [];
 
     afterEach(async function () {
-      for (const s of sockets.splice(0)) s.destroy();
-      if (proxy) await proxy.close();
+      await release(sockets, proxy, server);
       proxy = null;
-      await closeServer(server);
     });
 
     // The last record each side sends before its FIN must be the alert,
@@ -127,8 +125,7 @@ for (const version of ['TLSv1.2', 'TLSv1.3']) {
       });
 
       afterEach(async function () {
-        for (const s of sockets) s.destroy();
-        await closeServer(server);
+        await release(sockets, null, server);
       });
 
       it('server data then end: client gets all of it, one end, then close', async function () {

@@ -9,8 +9,7 @@
 const assert = require('node:assert');
 const tls = require('node:tls');
 const { once } = require('node:events');
-const { tlswrap, serverOptions, clientOptions, listen, closeServer, startRecordProxy, RecordType } =
-  require('./common');
+const { tlswrap, serverOptions, clientOptions, listen, startRecordProxy, RecordType, release } = require('./common');
 
 // The ciphers are pinned so that the per-record overhead is known exactly:
 // AES-GCM adds a 16-byte tag, TLS 1.2 also an 8-byte explicit nonce, and
@@ -36,10 +35,8 @@ for (const [version, { cipher, overhead }] of Object.entries(VERSIONS)) {
     const sockets = [];
 
     afterEach(async function () {
-      for (const s of sockets.splice(0)) s.destroy();
-      if (proxy) await proxy.close();
+      await release(sockets, proxy, server);
       proxy = null;
-      if (server) await closeServer(server);
       server = null;
     });
 

@@ -5,7 +5,7 @@
 
 const assert = require('node:assert');
 const { once } = require('node:events');
-const { tlswrap, serverOptions, clientOptions, listen, closeServer, assertSameText, pattern } = require('./common');
+const { tlswrap, serverOptions, clientOptions, listen, assertSameText, pattern, release } = require('./common');
 
 
 for (const version of ['TLSv1.3', 'TLSv1.2']) {
@@ -26,8 +26,7 @@ for (const version of ['TLSv1.3', 'TLSv1.2']) {
     }
 
     afterEach(async function () {
-      for (const s of sockets.splice(0)) s.destroy();
-      if (server) await closeServer(server);
+      await release(sockets, null, server);
       server = null;
     });
 

@@ -8,8 +8,9 @@
 const assert = require('node:assert');
 const tls = require('node:tls');
 const { once } = require('node:events');
-const { tlswrap, serverOptions, clientOptions, listen, closeServer, startRecordProxy, RecordType, assertSameText } =
-  require('./common');
+const {
+  tlswrap, serverOptions, clientOptions, listen, startRecordProxy, RecordType, assertSameText, release,
+} = require('./common');
 
 const TLS12 = { minVersion: 'TLSv1.2', maxVersion: 'TLSv1.2' };
 
@@ -39,9 +40,7 @@ describe('renegotiation (TLS 1.2)', function () {
   });
 
   afterEach(async function () {
-    for (const s of sockets) s.destroy();
-    if (proxy) await proxy.close();
-    if (server) await closeServer(server);
+    await release(sockets, proxy, server);
     server = null;
   });
 

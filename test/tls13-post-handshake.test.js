@@ -10,7 +10,7 @@ const assert = require('node:assert');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { once } = require('node:events');
-const { builtin, tlswrap, serverOptions, clientOptions, listen, closeServer, assertSameText } = require('./common');
+const { builtin, tlswrap, serverOptions, clientOptions, listen, assertSameText, release } = require('./common');
 
 const fixturesDir = path.join(__dirname, 'fixtures');
 const TLS13 = { minVersion: 'TLSv1.3', maxVersion: 'TLSv1.3' };
@@ -75,10 +75,8 @@ describe('TLS 1.3 KeyUpdate against openssl', function () {
   const sockets = [];
 
   afterEach(async function () {
-    for (const s of sockets.splice(0)) s.destroy();
-    if (ossl) await ossl.stop();
+    await release(sockets, ossl, server);
     ossl = null;
-    if (server) await closeServer(server);
     server = null;
   });
 
@@ -153,8 +151,7 @@ describe('TLS 1.3 NewSessionTicket and sessions', function () {
   const sockets = [];
 
   afterEach(async function () {
-    for (const s of sockets.splice(0)) s.destroy();
-    if (server) await closeServer(server);
+    await release(sockets, null, server);
     server = null;
   });
 

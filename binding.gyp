@@ -3,19 +3,21 @@
     {
       "target_name": "tlswrap",
       "sources": [
-        "src/addon.cc",
-        "src/cipher_buffer.cc",
-        "src/errors.cc",
-        "src/js_call.cc",
-        "src/secure_context.cc",
-        "src/tls_wrap.cc",
-        "src/tls_wrap_callbacks.cc",
-        "src/tls_wrap_info.cc",
-        "src/tls_wrap_transport.cc",
+        "src/binding/addon.cc",
+        "src/binding/errors.cc",
+        "src/binding/js_call.cc",
+        "src/binding/secure_context.cc",
+        "src/binding/tls_wrap.cc",
+        "src/binding/tls_wrap_info.cc",
+        "src/binding/tls_wrap_transport.cc",
+        "src/engine/cipher_buffer.cc",
+        "src/engine/engine.cc",
+        "src/engine/engine_callbacks.cc",
         "src/transport_js.cc",
         "src/transport_uv.cc"
       ],
       "include_dirs": [
+        "src",
         "<!(node -p \"require('node-addon-api').include_dir\")"
       ],
       "defines": [

@@ -19,18 +19,22 @@ const { codedError, invalidArgType, validateInteger } = require('./errors');
 const { attachTransport, kOwner, onTransportConnect } = require('./transport');
 const { addNetSurface } = require('./net_surface');
 
-// EventType in src/tls_wrap.h.
-const kHandshakeStart = 1;
-const kHandshakeDone = 2;
-const kSession = 3;
-const kKeylog = 4;
-const kCertCb = 5;
-const kEnd = 6;
-const kError = 7;
-const kShutdown = 8;
-const kNewSession = 9;
-const kResumeSession = 10;
-const kTransportError = 11;
+// The engine's event codes (src/engine/events.h, exported by the addon).
+const {
+  handshakeStart: kHandshakeStart,
+  handshakeDone: kHandshakeDone,
+  session: kSession,
+  keylog: kKeylog,
+  certCb: kCertCb,
+  end: kEnd,
+  error: kError,
+  shutdown: kShutdown,
+  newSession: kNewSession,
+  resumeSession: kResumeSession,
+  transportError: kTransportError,
+  writeDone: kWriteDone,
+  writeGone: kWriteGone,
+} = binding.events;
 
 
 // The engine calls these with `this` = the native handle. They are shared by
@@ -44,11 +48,14 @@ function onEngineData(chunk, a, b) {
 function onEngineEvent(type, arg) {
   this[kOwner]._onEngineEvent(type, arg);
 }
-function onEngineWriteDone(id) {
-  this[kOwner]._onWriteDone(id);
-}
 function onEngineCiphertext(chunk) {
   return this[kOwner]._writeCiphertext(chunk);
+}
+// A ciphertext write the Duplex completed (`this` = the transport): the
+// engine completes plaintext writes only once their ciphertext is this far.
+function onCiphertextFlushed() {
+  const owner = this[kOwner];
+  if (owner && owner._handle !== null) owner._handle.ciphertextFlushed();
 }
 
 function emitCloseNT(socket, hadError) {
@@ -73,6 +80,7 @@ class TLSSocket extends net.Socket {
     this._enginePaused = false;
     this._finalCallback = null;
     this._writeCallback = null;
+    this._flushedCallback = null;
     this._writeId = 0;
     this._bytesRead = 0;
     this._bytesWritten = 0;
@@ -105,7 +113,7 @@ class TLSSocket extends net.Socket {
     this._singleUseContext = !given || given.singleUse === true ? context : null;
     const handle = new binding.TLSWrap(context, !!opts.isServer);
     handle[kOwner] = this;
-    handle.setCallbacks(onEngineData, onEngineEvent, onEngineWriteDone, onEngineCiphertext);
+    handle.setCallbacks(onEngineData, onEngineEvent, onEngineCiphertext);
     this._handle = handle;
     this.ssl = handle;
 
@@ -260,6 +268,13 @@ class TLSSocket extends net.Socket {
         break;
       case kTransportError:
         this._onNativeTransportError(arg);
+        break;
+      case kWriteDone:
+        this._onWriteDone(arg);
+        break;
+      case kWriteGone:
+        this.destroy(codedError(Error, 'ERR_INVALID_STATE',
+                                'Invalid state: a Buffer being written was detached before it was sent'));
         break;
       default:
         break;
@@ -443,7 +458,8 @@ class TLSSocket extends net.Socket {
   _writeCiphertext(chunk) {
     const transport = this._transport;
     if (!transport || transport.destroyed || transport.writableEnded) return true;
-    return transport.write(chunk);
+    if (this._flushedCallback === null) this._flushedCallback = onCiphertextFlushed.bind(transport);
+    return transport.write(chunk, this._flushedCallback);
   }
 
   // ---- stream.Duplex ----

@@ -6,7 +6,9 @@
 
 #include <napi.h>
 
-#include "cipher_buffer.h"
+#include <cstdint>
+
+#include "engine/cipher_buffer.h"
 
 namespace tlswrap {
 
@@ -21,6 +23,10 @@ class Transport {
   // Half-closes after everything given has been written. False when the
   // transport cannot (the JS side then ends its Duplex itself).
   virtual bool Shutdown() { return false; }
+
+  // Bytes handed on so far (to the kernel, or to the Duplex once its write
+  // completed): a write is done when its ciphertext is here, not queued.
+  virtual uint64_t flushed() const = 0;
 };
 
 }  // namespace tlswrap

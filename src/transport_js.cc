@@ -1,6 +1,6 @@
 #include "transport_js.h"
 
-#include "js_call.h"
+#include "binding/js_call.h"
 
 namespace tlswrap {
 
@@ -14,14 +14,22 @@ bool JsTransport::Write(Napi::Env env, CipherBuffer* out) {
   Napi::HandleScope scope(env);
   // One Buffer per flush; the engine gathers all the records it has before
   // calling here, so a flush is one write() on the Duplex.
-  Napi::Buffer<char> chunk = Napi::Buffer<char>::New(env, out->size());
+  size_t len = out->size();
+  Napi::Buffer<char> chunk = Napi::Buffer<char>::New(env, len);
   out->CopyTo(chunk.Data());
   out->Clear();
+  in_flight_.push_back(len);
   Napi::Value more;
   if (CallJs(env, receiver_.Value(), write_, {chunk}, async_context_, &more) != JsCallResult::kOk) {
     return false;
   }
   return !more.IsBoolean() || more.As<Napi::Boolean>().Value();
+}
+
+void JsTransport::Flushed() {
+  if (in_flight_.empty()) return;
+  flushed_ += in_flight_.front();
+  in_flight_.pop_front();
 }
 
 }  // namespace tlswrap

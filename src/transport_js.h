@@ -5,6 +5,8 @@
 
 #include <napi.h>
 
+#include <deque>
+
 #include "transport.h"
 
 namespace tlswrap {
@@ -16,8 +18,13 @@ class JsTransport : public Transport {
   JsTransport(Napi::Object receiver, Napi::Function write, napi_async_context async_context);
 
   bool Write(Napi::Env env, CipherBuffer* out) override;
+  uint64_t flushed() const override { return flushed_; }
+  // The Duplex completed the oldest write still out.
+  void Flushed();
 
  private:
+  std::deque<size_t> in_flight_;  // lengths of the writes the Duplex holds
+  uint64_t flushed_ = 0;
   Napi::ObjectReference receiver_;
   Napi::FunctionReference write_;
   napi_async_context async_context_;

@@ -109,6 +109,7 @@ void UvTransport::Flush() {
       return;
     }
     pending_.Consume(static_cast<size_t>(written));
+    flushed_ += static_cast<size_t>(written);
     if (static_cast<size_t>(written) == total) continue;
     // The kernel is full: hand libuv what is left of these segments. The
     // blocks stay where they are (only the tail of pending_ grows) until
@@ -134,6 +135,7 @@ void UvTransport::Flush() {
 void UvTransport::OnWrite(uv_write_t* req, int status) {
   auto* self = static_cast<UvTransport*>(req->handle->data);
   self->pending_.Consume(self->in_flight_);
+  if (status == 0) self->flushed_ += self->in_flight_;
   self->in_flight_ = 0;
   if (status == UV_ECANCELED || self->closing_) return;
   if (status < 0) {
@@ -142,7 +144,7 @@ void UvTransport::OnWrite(uv_write_t* req, int status) {
     return;
   }
   self->Flush();
-  if (self->in_flight_ == 0 && !self->closing_) self->owner_->OnTransportDrain();
+  if (!self->closing_) self->owner_->OnTransportDrain();
 }
 
 bool UvTransport::Shutdown() {

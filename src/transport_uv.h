@@ -22,6 +22,7 @@ class UvTransport : public Transport {
     virtual void OnTransportRead() = 0;  // new bytes are in the input buffer
     virtual void OnTransportEOF() = 0;
     virtual void OnTransportError(int uv_error, const char* syscall) = 0;
+    // A write completed (flushed() grew); blocked() may have changed.
     virtual void OnTransportDrain() = 0;
     virtual void OnTransportShutdown() = 0;
     virtual void OnTransportClosed() = 0;
@@ -43,6 +44,9 @@ class UvTransport : public Transport {
 
   bool Write(Napi::Env env, CipherBuffer* out) override;
   bool Shutdown() override;
+  uint64_t flushed() const override { return flushed_; }
+  // Over the high-water mark: the engine should wait for OnTransportDrain().
+  bool blocked() const { return pending_.size() >= kHighWater; }
 
   void ReadStart();
   void ReadStop();
@@ -81,6 +85,7 @@ class UvTransport : public Transport {
   uv_write_t write_req_{};
   uv_shutdown_t shutdown_req_{};
   size_t in_flight_ = 0;  // bytes at the head of pending_ that uv_write holds
+  uint64_t flushed_ = 0;  // bytes the kernel has taken
   bool open_ = false;
   bool reading_ = false;
   bool shutdown_wanted_ = false;

@@ -4,6 +4,7 @@
 
 #include <openssl/pem.h>
 
+#include "engine/events.h"
 #include "errors.h"
 #include "secure_context.h"
 #include "tls_wrap.h"
@@ -49,6 +50,12 @@ Napi::Object InitModule(Napi::Env env, Napi::Object exports) {
   exports.Set("SecureContext", secure_context);
   exports.Set("TLSWrap", tls_wrap);
   exports.Set("opensslVersion", OpenSSL_version(OPENSSL_VERSION_STRING));
+  // The engine's event codes, from their one definition.
+  Napi::Object events = Napi::Object::New(env);
+#define TLSWRAP_EXPORT_EVENT(name, js, code) events.Set(js, code);
+  TLSWRAP_ENGINE_EVENTS(TLSWRAP_EXPORT_EVENT)
+#undef TLSWRAP_EXPORT_EVENT
+  exports.Set("events", events);
   Napi::Object constants = Napi::Object::New(env);
   constants.Set("TLS1_VERSION", TLS1_VERSION);
   constants.Set("TLS1_1_VERSION", TLS1_1_VERSION);

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "addon.h"
+#include "engine/engine.h"
 #include "errors.h"
-#include "tls_wrap.h"
 
 namespace tlswrap {
 
@@ -115,7 +115,7 @@ SecureContext::SecureContext(const Napi::CallbackInfo& info)
     ThrowCryptoError(env, "could not generate session ticket keys");
   }
   SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, TicketKeyCallback);
-  TLSWrap::ConfigureContext(ctx);
+  Engine::ConfigureContext(ctx);
   Napi::MemoryManagement::AdjustExternalMemory(env, kExternalSize);
   external_reported_ = true;
 }

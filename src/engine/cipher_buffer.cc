@@ -73,6 +73,7 @@ size_t CipherBuffer::Segments(const char** bases, size_t* lengths, size_t max) c
 void CipherBuffer::Commit(size_t n) {
   blocks_.back().end += n;
   size_ += n;
+  committed_ += n;
 }
 
 const char* CipherBuffer::Front(size_t* len) const {

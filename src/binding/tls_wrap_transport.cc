@@ -2,6 +2,7 @@
 // and the libuv callbacks (UvTransport::Owner), each an entry from the event
 // loop with no JS frame below it.
 #include "addon.h"
+#include "engine/events.h"
 #include "errors.h"
 #include "js_call.h"
 #include "secure_context.h"
@@ -17,14 +18,18 @@ Napi::Value TLSWrap::UseNativeTransport(const Napi::CallbackInfo& info) {
   if (napi_get_uv_event_loop(env, &loop) != napi_ok || loop == nullptr) {
     return Napi::Number::New(env, UV_ENOTSUP);
   }
-  auto native = std::make_unique<UvTransport>(static_cast<UvTransport::Owner*>(this), &enc_in_,
-                                              AddonData::Get(env)->block_pool);
+  auto native = std::make_unique<UvTransport>(static_cast<UvTransport::Owner*>(this),
+                                              &engine_->enc_in(), AddonData::Get(env)->block_pool);
   int err = native->Open(loop, fd);
   if (err != 0) {
     // The JS transport stays in charge; the half-made handle closes itself.
     UvTransport::Abandon(std::move(native));
     return Napi::Number::New(env, err);
   }
+  // Ciphertext the JS transport was given before the switch counts as
+  // flushed: the Duplex has it.
+  flushed_base_ = engine_->enc_out().committed();
+  engine_->SetFlushed(flushed_base_);
   native_ = native.get();
   transport_ = std::move(native);
   // Closing a libuv handle is asynchronous: at environment teardown node has
@@ -34,7 +39,7 @@ Napi::Value TLSWrap::UseNativeTransport(const Napi::CallbackInfo& info) {
     cleanup_hook_ = false;
   }
   napi_add_async_cleanup_hook(env, AsyncCleanupHook, this, &async_cleanup_);
-  if (!reading_) native_->ReadStop();
+  SyncReading();
   return Napi::Number::New(env, 0);
 }
 
@@ -67,56 +72,54 @@ void TLSWrap::FromLoop(F&& f) {
   }
 }
 
-void TLSWrap::StopForTeardown() {
-  // JS can no longer run here: behave as destroyed; the environment's
-  // cleanup hook closes what is left.
-  destroyed_ = true;
-  writes_.clear();
-  events_.clear();
-  completed_writes_.clear();
-}
-
 void TLSWrap::OnTransportRead() {
   FromLoop([this] { Cycle(); });
 }
 
 void TLSWrap::OnTransportEOF() {
   FromLoop([this] {
-    transport_eof_ = true;
+    if (dead()) return;
+    engine_->ReceiveEOF();
     Cycle();
   });
 }
 
 void TLSWrap::OnTransportError(int uv_error, const char* syscall) {
+  // Also from inside Flush(), under a cycle: then the cycle delivers it.
   FromLoop([this, uv_error, syscall] {
     if (dead()) return;
-    // Whatever was decrypted before the error goes first.
-    transport_eof_ = true;
-    read_closed_ = true;
-    fatal_ = true;
-    QueueEvent(EventType::kTransportError, syscall, static_cast<unsigned long>(-uv_error));
+    engine_->TransportError(-uv_error, syscall);
     Cycle();
   });
 }
 
 void TLSWrap::OnTransportDrain() {
   FromLoop([this] {
-    transport_blocked_ = false;
+    if (dead()) return;
+    engine_->SetTransportBlocked(native_->blocked());
+    engine_->SetFlushed(flushed_base_ + native_->flushed());
     Cycle();
   });
 }
 
 void TLSWrap::OnTransportShutdown() {
+  // The close_notify is out and the write side half-closed: JS may end.
   FromLoop([this] {
     if (dead()) return;
-    QueueEvent(EventType::kShutdown);
-    Cycle();
+    Napi::HandleScope scope(Env());
+    Call(on_event_,
+         {Napi::Number::New(Env(), static_cast<int>(EventType::kShutdown)), Env().Undefined()});
+    if (thrown_) {
+      Napi::Error error = std::move(*thrown_);
+      thrown_.reset();
+      throw error;
+    }
   });
 }
 
 void TLSWrap::OnTransportClosed() {
   native_closed_ = true;
-  if (!ssl_) FinishRelease();
+  if (!engine_) FinishRelease();
 }
 
 }  // namespace tlswrap

@@ -19,6 +19,7 @@ Napi::Function TLSWrap::Init(Napi::Env env) {
                          InstanceMethod<&TLSWrap::Receive>("receive"),
                          InstanceMethod<&TLSWrap::ReceiveEOF>("receiveEOF"),
                          InstanceMethod<&TLSWrap::TransportDrained>("transportDrained"),
+                         InstanceMethod<&TLSWrap::CiphertextFlushed>("ciphertextFlushed"),
                          InstanceMethod<&TLSWrap::Writev>("writev"),
                          InstanceMethod<&TLSWrap::Shutdown>("shutdown"),
                          InstanceMethod<&TLSWrap::Destroy>("destroy"),
@@ -63,7 +64,7 @@ Napi::Function TLSWrap::Init(Napi::Env env) {
 }
 
 void TLSWrap::SetServername(const Napi::CallbackInfo& info) {
-  if (dead() || is_server_) return;
+  if (dead() || engine_->is_server()) return;
   std::string name = info[0].ToString().Utf8Value();
   ErrorQueueGuard guard;
   SSL_set_tlsext_host_name(ssl(), name.c_str());
@@ -83,24 +84,12 @@ void TLSWrap::SetSession(const Napi::CallbackInfo& info) {
 void TLSWrap::SetALPNProtocols(const Napi::CallbackInfo& info) {
   if (dead()) return;
   auto buf = info[0].As<Napi::Buffer<unsigned char>>();
-  if (is_server_) {
-    alpn_protos_.assign(buf.Data(), buf.Data() + buf.Length());
-  } else {
-    ErrorQueueGuard guard;
-    SSL_set_alpn_protos(ssl(), buf.Data(), static_cast<unsigned int>(buf.Length()));
-  }
+  engine_->SetAlpnProtocols(buf.Data(), buf.Length());
 }
 
 void TLSWrap::SetVerifyMode(const Napi::CallbackInfo& info) {
   if (dead()) return;
-  bool request_cert = info[0].ToBoolean().Value();
-  bool reject_unauthorized = info[1].ToBoolean().Value();
-  int mode = SSL_VERIFY_PEER;
-  if (is_server_) {
-    mode = request_cert ? SSL_VERIFY_PEER : SSL_VERIFY_NONE;
-    if (request_cert && reject_unauthorized) mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
-  }
-  SSL_set_verify(ssl(), mode, VerifyCallback);
+  engine_->SetVerifyMode(info[0].ToBoolean().Value(), info[1].ToBoolean().Value());
 }
 
 Napi::Value TLSWrap::SetMaxSendFragment(const Napi::CallbackInfo& info) {
@@ -136,7 +125,7 @@ Napi::Value TLSWrap::GetPeerCertChain(const Napi::CallbackInfo& info) {
   uint32_t i = 0;
   if (chain == nullptr || sk_X509_num(chain) == 0) {
     chain = SSL_get_peer_cert_chain(ssl());
-    if (is_server_ || chain == nullptr || sk_X509_num(chain) == 0 ||
+    if (engine_->is_server() || chain == nullptr || sk_X509_num(chain) == 0 ||
         X509_cmp(sk_X509_value(chain, 0), leaf) != 0) {
       out.Set(i++, DerOf(env, leaf));
     }
@@ -186,7 +175,7 @@ Napi::Value TLSWrap::GetSession(const Napi::CallbackInfo& info) {
 
 Napi::Value TLSWrap::GetTLSTicket(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (dead() || is_server_) return env.Undefined();
+  if (dead() || engine_->is_server()) return env.Undefined();
   SSL_SESSION* session = SSL_get_session(ssl());
   const unsigned char* ticket = nullptr;
   size_t len = 0;
@@ -263,7 +252,7 @@ Napi::Value TLSWrap::ExportKeyingMaterial(const Napi::CallbackInfo& info) {
 
 Napi::Value TLSWrap::GetEphemeralKeyInfo(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (dead() || is_server_) return env.Null();
+  if (dead() || engine_->is_server()) return env.Null();
   Napi::Object out = Napi::Object::New(env);
   EVP_PKEY* key = nullptr;
   if (SSL_get_peer_tmp_key(ssl(), &key) != 1 || key == nullptr) {
@@ -355,53 +344,25 @@ void TLSWrap::SetReadBuffer(const Napi::CallbackInfo& info) {
   } else {
     read_buffer_.Reset();
   }
+  if (engine_) engine_->SetUserBuffers(!read_buffer_.IsEmpty());
 }
 
 void TLSWrap::EnableALPNCallback(const Napi::CallbackInfo& info) {
   alpn_callback_ = Napi::Persistent(info[0].As<Napi::Function>());
+  if (engine_) engine_->SetAlpnCallback(true);
 }
 
 void TLSWrap::EnableSessionEvents(const Napi::CallbackInfo& info) {
-  new_session_events_ = info[0].ToBoolean().Value();
-  // Without a resumeSession listener there is nothing to wait for.
-  resume_state_ = info[1].ToBoolean().Value() ? CertCbState::kNone : CertCbState::kDone;
-}
-
-void TLSWrap::LoadSession(const Napi::CallbackInfo& info) {
-  if (dead() || resume_state_ != CertCbState::kWaiting) return;
-  if (info[0].IsBuffer()) {
-    auto buf = info[0].As<Napi::Buffer<unsigned char>>();
-    const unsigned char* p = buf.Data();
-    ErrorQueueGuard guard;
-    loaded_session_.reset(d2i_SSL_SESSION(nullptr, &p, static_cast<long>(buf.Length())));
-  }
-  resume_state_ = CertCbState::kDone;
-  Cycle();
+  if (engine_)
+    engine_->EnableSessionEvents(info[0].ToBoolean().Value(), info[1].ToBoolean().Value());
 }
 
 void TLSWrap::EnableKeylog(const Napi::CallbackInfo& /*info*/) {
-  keylog_ = true;
+  if (engine_) engine_->EnableKeylog();
 }
 
 void TLSWrap::EnableCertCb(const Napi::CallbackInfo& /*info*/) {
-  if (ssl_ && is_server_) SSL_set_cert_cb(ssl(), CertCallback, nullptr);
-}
-
-void TLSWrap::CertCbDone(const Napi::CallbackInfo& info) {
-  if (dead() || cert_cb_state_ != CertCbState::kWaiting) return;
-  if (info.Length() > 0 && info[0].IsObject()) {
-    SecureContext* sc = SecureContext::FromValue(info[0]);
-    ErrorQueueGuard guard;
-    if (SSL_set_SSL_CTX(ssl(), sc->ctx()) == nullptr)
-      ThrowCryptoError(info.Env(), "SSL_set_SSL_CTX failed");
-    // Client certificates are checked against the chosen context's CAs.
-    SSL_set1_verify_cert_store(ssl(), SSL_CTX_get_cert_store(sc->ctx()));
-    STACK_OF(X509_NAME)* names = SSL_CTX_get_client_CA_list(sc->ctx());
-    if (names != nullptr) SSL_set_client_CA_list(ssl(), SSL_dup_CA_list(names));
-    sni_context_ = Napi::Persistent(info[0].As<Napi::Object>());
-  }
-  cert_cb_state_ = CertCbState::kDone;
-  Cycle();
+  if (engine_) engine_->EnableCertCb();
 }
 
 }  // namespace tlswrap

@@ -7,7 +7,7 @@
 
 #include <array>
 
-#include "openssl_ptr.h"
+#include "engine/openssl_ptr.h"
 
 namespace tlswrap {
 

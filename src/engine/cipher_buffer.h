@@ -8,6 +8,7 @@
 #include <openssl/bio.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <memory>
 
@@ -25,6 +26,8 @@ class CipherBuffer {
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
+  // Bytes ever committed (appended), not counting blocks moved in whole.
+  uint64_t committed() const { return committed_; }
 
   void Append(const char* data, size_t len);
   // Writable space at the tail (at least one byte); Commit() what was filled.
@@ -69,6 +72,7 @@ class CipherBuffer {
   std::shared_ptr<BlockPool> pool_;
   std::deque<Block> blocks_;
   size_t size_ = 0;
+  uint64_t committed_ = 0;
 };
 
 }  // namespace tlswrap

@@ -8,8 +8,8 @@
 
 #include <memory>
 
-#include "block_pool.h"
-#include "openssl_ptr.h"
+#include "engine/block_pool.h"
+#include "engine/openssl_ptr.h"
 
 namespace tlswrap {
 

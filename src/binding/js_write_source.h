@@ -1,0 +1,56 @@
+// A write's chunks as the engine sees them: JS Buffers, looked up again each
+// time the engine reads one. A raw pointer kept across calls would outlive
+// the memory when JS detaches the ArrayBuffer (a transfer to a worker,
+// structuredClone, ArrayBuffer.prototype.transfer); a chunk whose length is
+// no longer what it was when written is reported gone instead.
+#ifndef TLSWRAP_BINDING_JS_WRITE_SOURCE_H_
+#define TLSWRAP_BINDING_JS_WRITE_SOURCE_H_
+
+#include <napi.h>
+
+#include <utility>
+#include <vector>
+
+#include "engine/engine.h"
+
+namespace tlswrap {
+
+class JsWriteSource : public WriteSource {
+ public:
+  // `chunks` is an Array of Buffers; empty ones are skipped.
+  explicit JsWriteSource(Napi::Array chunks) : env_(chunks.Env()) {
+    uint32_t n = chunks.Length();
+    pieces_.reserve(n);
+    for (uint32_t i = 0; i < n; i++) {
+      size_t len = chunks.Get(i).As<Napi::Uint8Array>().ByteLength();
+      if (len > 0) pieces_.emplace_back(i, len);
+    }
+    chunks_ = Napi::Persistent(chunks.As<Napi::Object>());
+  }
+
+  size_t count() const override { return pieces_.size(); }
+  size_t size(size_t i) const override { return pieces_[i].second; }
+
+  bool Get(size_t i, const char** data) override {
+    napi_value chunk;
+    if (napi_get_element(env_, chunks_.Value(), pieces_[i].first, &chunk) != napi_ok) return false;
+    napi_typedarray_type type;
+    size_t length = 0;
+    void* base = nullptr;
+    if (napi_get_typedarray_info(env_, chunk, &type, &length, &base, nullptr, nullptr) != napi_ok ||
+        type != napi_uint8_array || base == nullptr || length != pieces_[i].second) {
+      return false;
+    }
+    *data = static_cast<const char*>(base);
+    return true;
+  }
+
+ private:
+  napi_env env_;
+  Napi::ObjectReference chunks_;
+  std::vector<std::pair<uint32_t, size_t>> pieces_;  // (index in chunks_, length)
+};
+
+}  // namespace tlswrap
+
+#endif  // TLSWRAP_BINDING_JS_WRITE_SOURCE_H_

@@ -1,0 +1,451 @@
+#include "tls_wrap.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "addon.h"
+#include "errors.h"
+#include "js_call.h"
+#include "js_write_source.h"
+#include "secure_context.h"
+#include "transport_js.h"
+
+namespace tlswrap {
+
+// Marks engine code as on the stack for the lifetime of the scope. A
+// destroy() from JS it calls only marks the connection; the outermost scope
+// releases it on the way out, however it is left (an exception included).
+class CycleScope {
+ public:
+  explicit CycleScope(TLSWrap* wrap) : wrap_(wrap) { wrap_->depth_++; }
+  ~CycleScope() {
+    if (--wrap_->depth_ == 0 && wrap_->destroyed_) wrap_->Release();
+  }
+  CycleScope(const CycleScope&) = delete;
+  CycleScope& operator=(const CycleScope&) = delete;
+
+ private:
+  TLSWrap* wrap_;
+};
+
+TLSWrap::TLSWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<TLSWrap>(info) {
+  Napi::Env env = info.Env();
+  SecureContext* sc = SecureContext::FromValue(info[0]);
+  context_ = Napi::Persistent(info[0].As<Napi::Object>());
+  engine_ = std::make_unique<Engine>(sc->ctx(), info[1].ToBoolean().Value(),
+                                     AddonData::Get(env)->block_pool,
+                                     static_cast<Engine::Delegate*>(this));
+  if (!engine_->ok()) ThrowCryptoError(env, "SSL_new failed");
+  async_context_ =
+      std::make_unique<Napi::AsyncContext>(env, "TLSWRAP", info.This().As<Napi::Object>());
+
+  // Alive until destroyed (or the environment goes away), whatever JS holds.
+  Ref();
+  self_ref_ = true;
+  napi_add_env_cleanup_hook(env, CleanupHook, this);
+  cleanup_hook_ = true;
+}
+
+TLSWrap::~TLSWrap() {
+  if (cleanup_hook_) napi_remove_env_cleanup_hook(Env(), CleanupHook, this);
+}
+
+// ---- Lifetime ----
+
+void TLSWrap::MarkDestroyed() {
+  destroyed_ = true;
+  // From now on nothing leaves the engine. Its memory goes once no engine
+  // call is on the stack (OpenSSL may be, under the ALPN callback).
+  if (engine_) engine_->Destroy();
+}
+
+void TLSWrap::CleanupHook(void* arg) {
+  auto* wrap = static_cast<TLSWrap*>(arg);
+  wrap->cleanup_hook_ = false;
+  wrap->MarkDestroyed();
+  wrap->Release();
+}
+
+void TLSWrap::AsyncCleanupHook(napi_async_cleanup_hook_handle /*handle*/, void* arg) {
+  // The environment is going away (a worker exiting with connections open):
+  // close the TCP handle; FinishRelease() tells node when it is closed.
+  auto* wrap = static_cast<TLSWrap*>(arg);
+  wrap->MarkDestroyed();
+  wrap->Release();
+}
+
+void TLSWrap::Release() {
+  // The libuv handle stops calling back (no more reads into enc_in_) before
+  // the engine that owns the buffers goes; it is freed in its close callback.
+  if (native_ != nullptr && !native_closed_) native_->Close();
+  engine_.reset();
+  on_data_.Reset();
+  on_event_.Reset();
+  alpn_callback_.Reset();
+  read_buffer_.Reset();
+  sni_context_.Reset();
+  context_.Reset();
+  async_context_.reset();
+  if (native_ == nullptr || native_closed_) FinishRelease();
+}
+
+void TLSWrap::FinishRelease() {
+  transport_.reset();
+  native_ = nullptr;
+  if (async_cleanup_ != nullptr) {
+    napi_remove_async_cleanup_hook(async_cleanup_);
+    async_cleanup_ = nullptr;
+  }
+  if (cleanup_hook_) {
+    napi_remove_env_cleanup_hook(Env(), CleanupHook, this);
+    cleanup_hook_ = false;
+  }
+  if (self_ref_) {
+    self_ref_ = false;
+    Unref();
+  }
+}
+
+// ---- JS entry points that feed the engine ----
+
+void TLSWrap::SetCallbacks(const Napi::CallbackInfo& info) {
+  on_data_ = Napi::Persistent(info[0].As<Napi::Function>());
+  on_event_ = Napi::Persistent(info[1].As<Napi::Function>());
+  transport_ = std::make_unique<JsTransport>(Value(), info[2].As<Napi::Function>(),
+                                             static_cast<napi_async_context>(*async_context_));
+}
+
+void TLSWrap::Start(const Napi::CallbackInfo& /*info*/) {
+  if (dead()) return;
+  engine_->Start();
+  Cycle();
+}
+
+void TLSWrap::Receive(const Napi::CallbackInfo& info) {
+  if (dead()) return;
+  auto chunk = info[0].As<Napi::Buffer<char>>();
+  engine_->enc_in().Append(chunk.Data(), chunk.Length());
+  Cycle();
+}
+
+void TLSWrap::ReceiveEOF(const Napi::CallbackInfo& /*info*/) {
+  if (dead()) return;
+  engine_->ReceiveEOF();
+  Cycle();
+}
+
+void TLSWrap::TransportDrained(const Napi::CallbackInfo& /*info*/) {
+  if (dead() || native_ != nullptr) return;
+  engine_->SetTransportBlocked(false);
+  Cycle();
+}
+
+void TLSWrap::CiphertextFlushed(const Napi::CallbackInfo& /*info*/) {
+  if (dead() || native_ != nullptr) return;
+  static_cast<JsTransport*>(transport_.get())->Flushed();
+  engine_->SetFlushed(flushed_base_ + transport_->flushed());
+  Cycle();
+}
+
+void TLSWrap::Writev(const Napi::CallbackInfo& info) {
+  if (dead()) return;
+  auto id = static_cast<uint64_t>(info[1].As<Napi::Number>().Int64Value());
+  engine_->Write(std::make_unique<JsWriteSource>(info[0].As<Napi::Array>()), id);
+  Cycle();
+}
+
+void TLSWrap::Shutdown(const Napi::CallbackInfo& /*info*/) {
+  if (dead() || engine_->shutdown_wanted()) return;
+  engine_->Shutdown();
+  Cycle();
+}
+
+void TLSWrap::Destroy(const Napi::CallbackInfo& /*info*/) {
+  if (destroyed_) return;
+  MarkDestroyed();
+  if (depth_ == 0) Release();
+}
+
+void TLSWrap::ReadStart(const Napi::CallbackInfo& /*info*/) {
+  if (dead()) return;
+  engine_->SetReading(true);
+  Cycle();
+}
+
+void TLSWrap::ReadStop(const Napi::CallbackInfo& /*info*/) {
+  if (dead()) return;
+  engine_->SetReading(false);
+  // Stop the socket too, or ciphertext would pile up in the engine.
+  SyncReading();
+}
+
+Napi::Value TLSWrap::Renegotiate(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (dead()) return Napi::Boolean::New(env, false);
+  unsigned long err = 0;
+  if (!engine_->Renegotiate(&err)) throw TlsError(env, err, "renegotiation failed");
+  Cycle();
+  return Napi::Boolean::New(env, true);
+}
+
+Napi::Value TLSWrap::NewSessionTicket(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (dead() || !engine_->NewSessionTicket()) return Napi::Boolean::New(env, false);
+  Cycle();
+  return Napi::Boolean::New(env, true);
+}
+
+void TLSWrap::CertCbDone(const Napi::CallbackInfo& info) {
+  if (dead()) return;
+  SSL_CTX* ctx = nullptr;
+  if (info.Length() > 0 && info[0].IsObject()) {
+    ctx = SecureContext::FromValue(info[0])->ctx();
+    sni_context_ = Napi::Persistent(info[0].As<Napi::Object>());
+  }
+  if (!engine_->CertCbDone(ctx)) ThrowCryptoError(info.Env(), "SSL_set_SSL_CTX failed");
+  Cycle();
+}
+
+void TLSWrap::LoadSession(const Napi::CallbackInfo& info) {
+  if (dead()) return;
+  if (info[0].IsBuffer()) {
+    auto buf = info[0].As<Napi::Buffer<unsigned char>>();
+    engine_->LoadSession(buf.Data(), buf.Length());
+  } else {
+    engine_->LoadSession(nullptr, 0);
+  }
+  Cycle();
+}
+
+// ---- The pump and delivery ----
+
+void TLSWrap::Cycle() {
+  if (dead()) return;
+  if (depth_ > 0) {
+    // Reentered from JS we called (a write from a 'data' handler, say): the
+    // outer cycle picks the new work up before it returns, keeping order.
+    cycle_again_ = true;
+    return;
+  }
+  Napi::Env env = Env();
+  {
+    CycleScope scope(this);
+    Batch batch;
+    do {
+      cycle_again_ = false;
+      while (!dead()) {
+        Napi::HandleScope handles(env);
+        batch.len = 0;
+        batch.data = nullptr;
+        batch.in_target = false;
+        batch.events.clear();
+        clear_target_ = Napi::Object();
+        bool more = engine_->Step(&batch);
+        if (dead()) break;
+        // Ciphertext goes out after JS has seen what came with it, so a
+        // destroy() there stops it (a client rejecting the server's
+        // certificate sends no Finished); but an alert goes out before the
+        // error, and a close_notify before the transport's end.
+        bool first = std::any_of(batch.events.begin(), batch.events.end(), [](const Event& e) {
+          return e.type == EventType::kError || e.type == EventType::kWriteGone ||
+                 e.type == EventType::kShutdown;
+        });
+        bool flushed = first && Flush();
+        if (dead()) break;
+        Deliver(&batch);
+        if (dead()) break;
+        if (!first) flushed = Flush();
+        if (!more && !flushed) break;
+      }
+    } while (cycle_again_ && !dead());
+    if (!dead()) SyncReading();
+  }
+  if (thrown_) {
+    Napi::Error error = std::move(*thrown_);
+    thrown_.reset();
+    throw error;
+  }
+}
+
+bool TLSWrap::Flush() {
+  if (!transport_) return false;
+  CipherBuffer& out = engine_->enc_out();
+  bool any = !out.empty();
+  if (any) {
+    bool ok = true;
+    try {
+      ok = transport_->Write(Env(), &out);
+    } catch (const Napi::Error& e) {
+      Keep(e);
+    }
+    if (!dead()) engine_->SetTransportBlocked(!ok);
+  }
+  if (!dead()) engine_->SetFlushed(flushed_base_ + transport_->flushed());
+  return any;
+}
+
+void TLSWrap::SyncReading() {
+  if (native_ == nullptr) return;
+  if (engine_->WantsInput()) {
+    native_->ReadStart();
+  } else {
+    native_->ReadStop();
+  }
+}
+
+void TLSWrap::Keep(const Napi::Error& error) {
+  if (!thrown_) {
+    thrown_.emplace(error);
+  } else {
+    // Each is reported, as each would be from its own callback.
+    napi_fatal_exception(Env(), error.Value());
+  }
+}
+
+void TLSWrap::Call(const Napi::FunctionReference& fn, std::initializer_list<napi_value> args) {
+  try {
+    if (CallJs(Env(), Value(), fn, args, *async_context_) != JsCallResult::kOk) {
+      // JS can no longer run here: behave as destroyed; the environment's
+      // cleanup hook closes what is left.
+      MarkDestroyed();
+    }
+  } catch (const Napi::Error& e) {
+    Keep(e);
+  }
+}
+
+void TLSWrap::Deliver(Batch* batch) {
+  size_t pos = 0;
+  for (const Event& event : batch->events) {
+    size_t at = std::min(event.offset, batch->len);
+    if (at > pos) {
+      if (dead()) return;
+      DeliverData(batch->data + pos, at - pos, batch->in_target);
+      pos = at;
+    }
+    if (dead()) return;
+    DeliverEvent(event);
+  }
+  if (batch->len > pos && !dead()) {
+    DeliverData(batch->data + pos, batch->len - pos, batch->in_target);
+  }
+}
+
+void TLSWrap::DeliverData(const char* data, size_t len, bool in_target) {
+  Napi::Env env = Env();
+  Napi::HandleScope scope(env);
+  auto length = Napi::Number::New(env, static_cast<double>(len));
+  if (!in_target || clear_target_.IsEmpty()) {
+    Call(on_data_, {Napi::Buffer<char>::Copy(env, data, len)});
+    return;
+  }
+  char* base = reinterpret_cast<char*>(clear_target_.As<Napi::Uint8Array>().Data());
+  if (!read_buffer_.IsEmpty()) {
+    // onread callbacks see their bytes at the start of the buffer; an event
+    // that split the burst leaves the rest further in, so move it down.
+    if (data != base) std::memmove(base, data, len);
+    Call(on_data_, {clear_target_, length});
+  } else {
+    auto offset = Napi::Number::New(env, static_cast<double>(data - base));
+    Call(on_data_, {clear_target_, offset, length});
+  }
+}
+
+void TLSWrap::DeliverEvent(const Event& event) {
+  Napi::Env env = Env();
+  Napi::HandleScope scope(env);
+  Napi::Value arg = env.Undefined();
+  switch (event.type) {
+    case EventType::kShutdown:
+      // The native transport half-closes itself once the close_notify is
+      // written and reports back (OnTransportShutdown); JS ends its own.
+      if (transport_ && transport_->Shutdown()) return;
+      break;
+    case EventType::kSession:
+    case EventType::kKeylog:
+    case EventType::kNewSession:
+    case EventType::kResumeSession:
+      arg = Napi::Buffer<char>::Copy(env, event.payload.data(), event.payload.size());
+      break;
+    case EventType::kCertCb:
+      arg = Napi::String::New(env, event.payload);
+      break;
+    case EventType::kError:
+      arg = TlsError(env, static_cast<unsigned long>(event.value), "TLS connection failed").Value();
+      break;
+    case EventType::kTransportError: {
+      Napi::Object info = Napi::Object::New(env);
+      info.Set("errno", -static_cast<double>(event.value));
+      info.Set("syscall", event.payload);
+      arg = info;
+      break;
+    }
+    case EventType::kWriteDone:
+    case EventType::kWriteGone:
+      arg = Napi::Number::New(env, static_cast<double>(event.value));
+      break;
+    default:
+      break;
+  }
+  Call(on_event_, {Napi::Number::New(env, static_cast<int>(event.type)), arg});
+}
+
+// ---- Engine::Delegate ----
+
+char* TLSWrap::ClearBuffer(size_t want, size_t* cap) {
+  Napi::Env env = Env();
+  *cap = 0;
+  if (read_buffer_.IsEmpty()) {
+    auto out = Napi::Buffer<char>::New(env, want);
+    clear_target_ = out;
+    *cap = want;
+    return out.Data();
+  }
+  // onread: decrypt straight into the user's buffer.
+  try {
+    Napi::Value given = read_buffer_.Value();
+    if (given.IsFunction()) given = given.As<Napi::Function>().Call({});
+    if (!given.IsTypedArray()) {
+      throw Napi::TypeError::New(env, "onread.buffer must be a Buffer or a function returning one");
+    }
+    auto view = given.As<Napi::Uint8Array>();
+    if (view.ByteLength() == 0) {
+      throw Napi::RangeError::New(env, "onread.buffer must not be empty");
+    }
+    clear_target_ = given.As<Napi::Object>();
+    *cap = view.ByteLength();
+    return reinterpret_cast<char*>(view.Data());
+  } catch (const Napi::Error& e) {
+    Keep(e);
+    return nullptr;
+  }
+}
+
+// The one place JS runs while OpenSSL is on the stack: the answer is needed
+// now. A destroy() from inside only marks the connection (depth_ > 0); no
+// C++ exception may cross OpenSSL's frames, so a throw fails the handshake.
+int TLSWrap::SelectAlpn(const unsigned char* offer, unsigned int len) {
+  Napi::Env env = Env();
+  if (destroyed_) return -1;
+  try {
+    Napi::HandleScope scope(env);
+    const char* name = SSL_get_servername(ssl(), TLSEXT_NAMETYPE_host_name);
+    Napi::Value servername = name != nullptr ? Napi::String::New(env, name) : env.Undefined();
+    auto offered = Napi::Buffer<unsigned char>::Copy(env, offer, len);
+    Napi::Value answer;
+    if (CallJs(env, Value(), alpn_callback_, {servername, offered}, *async_context_, &answer) !=
+        JsCallResult::kOk) {
+      MarkDestroyed();
+      return -1;
+    }
+    if (destroyed_ || !answer.IsNumber()) return -1;
+    // JS answers with the offset of the chosen entry in the client's list.
+    int64_t at = answer.As<Napi::Number>().Int64Value();
+    return at >= 0 && at < static_cast<int64_t>(len) ? static_cast<int>(at) : -1;
+  } catch (const Napi::Error& e) {
+    Keep(e);
+    return -1;
+  }
+}
+
+}  // namespace tlswrap

@@ -1,0 +1,145 @@
+// The N-API face of one connection: owns an Engine and its transport, runs
+// the engine's pump and delivers each batch to JS in order. A listener that
+// throws does not cut a batch short: the rest is delivered and the first
+// exception rethrown afterwards. Teardown has one owner, Release(), run at
+// once or from the scope guard of the outermost engine call.
+#ifndef TLSWRAP_BINDING_TLS_WRAP_H_
+#define TLSWRAP_BINDING_TLS_WRAP_H_
+
+#include <napi.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+#include "transport.h"
+#include "transport_uv.h"
+
+namespace tlswrap {
+
+class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
+                private Engine::Delegate,
+                private UvTransport::Owner {
+ public:
+  static Napi::Function Init(Napi::Env env);
+
+  explicit TLSWrap(const Napi::CallbackInfo& info);
+  ~TLSWrap() override;
+
+ private:
+  friend class CycleScope;
+
+  // JS methods.
+  void SetCallbacks(const Napi::CallbackInfo& info);
+  void Start(const Napi::CallbackInfo& info);
+  void Receive(const Napi::CallbackInfo& info);
+  void ReceiveEOF(const Napi::CallbackInfo& info);
+  void TransportDrained(const Napi::CallbackInfo& info);
+  void CiphertextFlushed(const Napi::CallbackInfo& info);
+  void Writev(const Napi::CallbackInfo& info);
+  void Shutdown(const Napi::CallbackInfo& info);
+  void Destroy(const Napi::CallbackInfo& info);
+  void ReadStart(const Napi::CallbackInfo& info);
+  void ReadStop(const Napi::CallbackInfo& info);
+  void SetReadBuffer(const Napi::CallbackInfo& info);
+  void SetServername(const Napi::CallbackInfo& info);
+  void SetSession(const Napi::CallbackInfo& info);
+  void SetALPNProtocols(const Napi::CallbackInfo& info);
+  void SetVerifyMode(const Napi::CallbackInfo& info);
+  void EnableKeylog(const Napi::CallbackInfo& info);
+  void EnableCertCb(const Napi::CallbackInfo& info);
+  void CertCbDone(const Napi::CallbackInfo& info);
+  Napi::Value UseNativeTransport(const Napi::CallbackInfo& info);
+  void SetNoDelay(const Napi::CallbackInfo& info);
+  void SetKeepAlive(const Napi::CallbackInfo& info);
+  void RefHandle(const Napi::CallbackInfo& info);
+  void UnrefHandle(const Napi::CallbackInfo& info);
+  void EnableSessionEvents(const Napi::CallbackInfo& info);
+  void LoadSession(const Napi::CallbackInfo& info);
+  Napi::Value Renegotiate(const Napi::CallbackInfo& info);
+  Napi::Value NewSessionTicket(const Napi::CallbackInfo& info);
+  Napi::Value SetMaxSendFragment(const Napi::CallbackInfo& info);
+  Napi::Value VerifyError(const Napi::CallbackInfo& info);
+  Napi::Value GetPeerCertChain(const Napi::CallbackInfo& info);
+  Napi::Value GetCertificate(const Napi::CallbackInfo& info);
+  Napi::Value GetCipher(const Napi::CallbackInfo& info);
+  Napi::Value GetProtocol(const Napi::CallbackInfo& info);
+  Napi::Value GetSession(const Napi::CallbackInfo& info);
+  Napi::Value IsSessionReused(const Napi::CallbackInfo& info);
+  Napi::Value GetTLSTicket(const Napi::CallbackInfo& info);
+  void EnableALPNCallback(const Napi::CallbackInfo& info);
+  Napi::Value GetFinished(const Napi::CallbackInfo& info);
+  Napi::Value GetPeerFinished(const Napi::CallbackInfo& info);
+  Napi::Value GetALPNProtocol(const Napi::CallbackInfo& info);
+  Napi::Value GetServername(const Napi::CallbackInfo& info);
+  Napi::Value ExportKeyingMaterial(const Napi::CallbackInfo& info);
+  Napi::Value GetEphemeralKeyInfo(const Napi::CallbackInfo& info);
+  Napi::Value GetSharedSigalgs(const Napi::CallbackInfo& info);
+  Napi::Value IsInitFinished(const Napi::CallbackInfo& info);
+
+  // Engine::Delegate.
+  int SelectAlpn(const unsigned char* offer, unsigned int len) override;
+  char* ClearBuffer(size_t want, size_t* cap) override;
+
+  // UvTransport::Owner: libuv callbacks, with no JS on the stack.
+  void OnTransportRead() override;
+  void OnTransportEOF() override;
+  void OnTransportError(int uv_error, const char* syscall) override;
+  void OnTransportDrain() override;
+  void OnTransportShutdown() override;
+  void OnTransportClosed() override;
+
+  // Runs the engine until it is idle, delivering what it produces. Rethrows
+  // the first exception a listener threw, after the whole batch.
+  void Cycle();
+  // Hands the engine's ciphertext to the transport and tells the engine how
+  // far the transport got. True if there was any.
+  bool Flush();
+  void Deliver(Batch* batch);
+  void DeliverData(const char* data, size_t len, bool in_target);
+  void DeliverEvent(const Event& event);
+  // Calls `fn`, keeping an exception for the end of the cycle.
+  void Call(const Napi::FunctionReference& fn, std::initializer_list<napi_value> args);
+  void Keep(const Napi::Error& error);
+  void SyncReading();
+  // Runs `f` as an entry from the event loop: a handle scope, and a JS
+  // exception turned into an uncaught one (no C++ exception reaches libuv).
+  template <typename F>
+  void FromLoop(F&& f);
+
+  bool dead() const { return destroyed_ || !engine_ || engine_->dead(); }
+  SSL* ssl() const { return engine_ ? engine_->ssl() : nullptr; }
+  void MarkDestroyed();
+  void Release();
+  void FinishRelease();
+  static void CleanupHook(void* arg);
+  static void AsyncCleanupHook(napi_async_cleanup_hook_handle handle, void* arg);
+
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<Transport> transport_;
+  UvTransport* native_ = nullptr;  // transport_, when it is the native one
+  bool native_closed_ = false;
+  uint64_t flushed_base_ = 0;          // engine ciphertext handed to a transport before this one
+  Napi::ObjectReference context_;      // the SecureContext the SSL_CTX belongs to
+  Napi::ObjectReference sni_context_;  // one chosen by SNI, kept alive likewise
+  napi_async_cleanup_hook_handle async_cleanup_ = nullptr;
+  std::unique_ptr<Napi::AsyncContext> async_context_;
+  Napi::FunctionReference on_data_;
+  Napi::FunctionReference on_event_;
+  Napi::ObjectReference read_buffer_;      // onread: a Buffer, or a function returning one
+  Napi::FunctionReference alpn_callback_;  // server: ALPNCallback, run on OpenSSL's stack
+  Napi::Object clear_target_;              // the Buffer of the batch being made
+  std::optional<Napi::Error> thrown_;      // the first listener exception of a cycle
+
+  int depth_ = 0;  // engine calls on the stack: Release() waits for 0
+  bool cycle_again_ = false;
+  bool destroyed_ = false;
+  bool self_ref_ = false;
+  bool cleanup_hook_ = false;
+};
+
+}  // namespace tlswrap
+
+#endif  // TLSWRAP_BINDING_TLS_WRAP_H_

@@ -1,0 +1,474 @@
+#include "engine.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+namespace tlswrap {
+
+namespace {
+
+int ClampInt(size_t n) {
+  return static_cast<int>(std::min<size_t>(n, INT_MAX));
+}
+
+// SSL_free_buffers() could free a buffer still in use before these releases
+// (CVE-2024-4741); on older OpenSSL idle connections keep their buffers.
+bool CanFreeRecordBuffers() {
+  static const bool safe = [] {
+    unsigned long v = OpenSSL_version_num();
+    if (v < 0x30000000UL) return false;
+    if (v < 0x30100000UL) return v >= 0x300000e0UL;  // 3.0.14
+    if (v < 0x30200000UL) return v >= 0x30100060UL;  // 3.1.6
+    if (v < 0x30300000UL) return v >= 0x30200020UL;  // 3.2.2
+    if (v < 0x30400000UL) return v >= 0x30300010UL;  // 3.3.1
+    return true;
+  }();
+  return safe;
+}
+
+// Ciphertext that surely holds one whole record, wherever a record OpenSSL
+// already pulled in part begins: with less buffered, a read may decrypt
+// nothing, so no chunk memory is asked for before it has.
+constexpr size_t kWholeRecord = SSL3_RT_HEADER_LENGTH + SSL3_RT_MAX_ENCRYPTED_LENGTH;
+
+// Mid-handshake and trickled plaintext is decrypted into a stack buffer this
+// big and copied out: a connection keeps no memory for it.
+constexpr size_t kScratchSize = 16 * 1024;
+
+}  // namespace
+
+Engine::Engine(SSL_CTX* ctx, bool is_server, std::shared_ptr<BlockPool> pool, Delegate* delegate)
+    : is_server_(is_server), delegate_(delegate), enc_in_(pool), enc_out_(std::move(pool)) {
+  ErrorQueueGuard guard;
+  ssl_.reset(SSL_new(ctx));
+  if (!ssl_) return;
+  SSL_set_app_data(ssl(), this);
+  BIO* in = CipherBuffer::NewBio(&enc_in_);
+  BIO* out = CipherBuffer::NewBio(&enc_out_);
+  if (in == nullptr || out == nullptr) {
+    BIO_free(in);
+    BIO_free(out);
+    ssl_.reset();
+    return;
+  }
+  SSL_set_bio(ssl(), in, out);
+  // Verification always runs to the end and its result is read afterwards,
+  // so the embedder decides, as node:tls does with rejectUnauthorized.
+  if (is_server_) {
+    SSL_set_accept_state(ssl());
+    SSL_set_verify(ssl(), SSL_VERIFY_NONE, VerifyCallback);
+  } else {
+    SSL_set_connect_state(ssl());
+    SSL_set_verify(ssl(), SSL_VERIFY_PEER, VerifyCallback);
+  }
+}
+
+Engine::~Engine() {
+  // OpenSSL's callbacks may run from SSL_free (a session leaving the cache):
+  // they must not find this half-destroyed engine.
+  if (ssl_) SSL_set_app_data(ssl(), nullptr);
+}
+
+// ---- Input ----
+
+void Engine::Start() {
+  started_ = true;
+}
+
+void Engine::Write(std::unique_ptr<WriteSource> source, uint64_t id) {
+  if (dead()) return;
+  PendingWrite w;
+  w.source = std::move(source);
+  w.id = id;
+  writes_.push_back(std::move(w));
+}
+
+void Engine::Shutdown() {
+  if (shutdown_ == CloseState::kNone) shutdown_ = CloseState::kWanted;
+}
+
+void Engine::ReceiveEOF() {
+  transport_eof_ = true;
+}
+
+void Engine::TransportError(int error, const char* syscall) {
+  if (dead() || fatal_) return;
+  // Whatever was decrypted before the error goes first.
+  transport_eof_ = true;
+  read_closed_ = true;
+  fatal_ = true;
+  QueueEvent(EventType::kTransportError, syscall, static_cast<uint64_t>(error));
+}
+
+void Engine::Destroy() {
+  destroyed_ = true;
+  writes_.clear();
+  done_.clear();
+  events_.clear();
+  enc_out_.Clear();
+}
+
+bool Engine::WantsInput() const {
+  return !dead() && reading_ && !read_closed_ && backlog() < kReadBacklogLimit;
+}
+
+// ---- Control ----
+
+bool Engine::Renegotiate(unsigned long* err) {
+  *err = 0;
+  if (dead()) return false;
+  if (!established_ || SSL_version(ssl()) >= TLS1_3_VERSION) {
+    // Refused (TLS 1.3 has no renegotiation): OpenSSL's own error, now.
+    ErrorQueueGuard guard;
+    if (SSL_renegotiate(ssl()) != 1) {
+      *err = ERR_peek_error();
+      return false;
+    }
+  } else {
+    // Started after the writes already queued: SSL_read would otherwise
+    // send the ClientHello ahead of them.
+    renegotiate_wanted_ = true;
+  }
+  kick_handshake_ = true;
+  return true;
+}
+
+bool Engine::NewSessionTicket() {
+  if (dead() || !is_server_ || !established_ || SSL_version(ssl()) < TLS1_3_VERSION) return false;
+  // Made after the writes already queued, like a renegotiation.
+  ticket_wanted_ = true;
+  kick_handshake_ = true;
+  return true;
+}
+
+void Engine::SetAlpnProtocols(const unsigned char* wire, size_t len) {
+  if (dead()) return;
+  if (is_server_) {
+    alpn_protos_.assign(wire, wire + len);
+  } else {
+    ErrorQueueGuard guard;
+    SSL_set_alpn_protos(ssl(), wire, static_cast<unsigned int>(len));
+  }
+}
+
+void Engine::SetVerifyMode(bool request_cert, bool reject_unauthorized) {
+  if (dead()) return;
+  int mode = SSL_VERIFY_PEER;
+  if (is_server_) {
+    mode = request_cert ? SSL_VERIFY_PEER : SSL_VERIFY_NONE;
+    if (request_cert && reject_unauthorized) mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
+  }
+  SSL_set_verify(ssl(), mode, VerifyCallback);
+}
+
+void Engine::EnableCertCb() {
+  if (!dead() && is_server_) SSL_set_cert_cb(ssl(), CertCallback, nullptr);
+}
+
+bool Engine::CertCbDone(SSL_CTX* ctx) {
+  if (dead() || cert_cb_ != Pause::kWaiting) return true;
+  cert_cb_ = Pause::kDone;
+  if (ctx == nullptr) return true;
+  ErrorQueueGuard guard;
+  if (SSL_set_SSL_CTX(ssl(), ctx) == nullptr) return false;
+  // Client certificates are checked against the chosen context's CAs.
+  SSL_set1_verify_cert_store(ssl(), SSL_CTX_get_cert_store(ctx));
+  STACK_OF(X509_NAME)* names = SSL_CTX_get_client_CA_list(ctx);
+  if (names != nullptr) SSL_set_client_CA_list(ssl(), SSL_dup_CA_list(names));
+  return true;
+}
+
+void Engine::EnableSessionEvents(bool new_session, bool resume_session) {
+  new_session_events_ = new_session;
+  // Without a resumeSession listener there is nothing to wait for.
+  resume_ = resume_session ? Pause::kNone : Pause::kDone;
+}
+
+void Engine::LoadSession(const unsigned char* der, size_t len) {
+  if (dead() || resume_ != Pause::kWaiting) return;
+  if (len > 0) {
+    ErrorQueueGuard guard;
+    loaded_session_.reset(d2i_SSL_SESSION(nullptr, &der, static_cast<long>(len)));
+  }
+  resume_ = Pause::kDone;
+}
+
+// ---- The pump ----
+
+bool Engine::Step(Batch* out) {
+  if (dead() || !started_) return false;
+  // Events OpenSSL produced outside SSL_read (a ClientHello's keylog lines,
+  // a renegotiation start) come before anything read now.
+  if (!events_.empty()) {
+    TakeEvents(out);
+    return true;
+  }
+  if (ClearOut(out)) return true;
+  if (dead()) return false;
+  if (ClearIn(out)) return true;
+  if (dead()) return false;
+  // A renegotiation or ticket asked for now goes out behind the data
+  // written before it was asked for.
+  if (kick_handshake_) {
+    KickHandshake();
+    TakeEvents(out);
+    return true;
+  }
+  if (shutdown_ == CloseState::kWanted && writes_.empty() && !retrying_) {
+    shutdown_ = CloseState::kSent;
+    if (SSL_is_init_finished(ssl()) && !fatal_) {
+      ErrorQueueGuard guard;
+      SSL_shutdown(ssl());
+    }
+    // The embedder half-closes its transport once this close_notify is out.
+    QueueEvent(EventType::kShutdown);
+    TakeEvents(out);
+    return true;
+  }
+  if (CollectFlushedWrites(out)) return true;
+  FreeIdleBuffers();
+  return false;
+}
+
+void Engine::TakeEvents(Batch* out) {
+  if (out->events.empty()) {
+    out->events.swap(events_);
+  } else {
+    for (Event& e : events_) out->events.push_back(std::move(e));
+    events_.clear();
+  }
+  read_fill_ = 0;
+}
+
+bool Engine::ClearOut(Batch* out) {
+  if (!reading_ || read_closed_ || cert_cb_ == Pause::kWaiting || resume_ == Pause::kWaiting ||
+      backlog() >= kReadBacklogLimit) {
+    return false;
+  }
+  size_t buffered = enc_in_.size() + static_cast<size_t>(SSL_pending(ssl()));
+  char scratch[kScratchSize];
+  char* dst = scratch;
+  size_t cap = kScratchSize;
+  bool direct = false;
+  if (user_buffers_ || (established_ && buffered >= kWholeRecord)) {
+    // Decrypt straight into the memory the embedder hands over: no copy.
+    size_t want = std::min(buffered, kMaxClearChunk);
+    if (want == 0 && SSL_has_pending(ssl())) want = SSL3_RT_MAX_PLAIN_LENGTH;
+    if (want > 0 || user_buffers_) {
+      size_t given = 0;
+      char* target = delegate_->ClearBuffer(std::max<size_t>(want, 1), &given);
+      if (dead()) return false;
+      if (target != nullptr && given > 0) {
+        dst = target;
+        cap = given;
+        direct = true;
+      }
+    }
+  }
+
+  size_t fill = 0;
+  int err = SSL_ERROR_NONE;
+  unsigned long err_code = 0;
+  {
+    ErrorQueueGuard guard;
+    read_fill_ = 0;
+    // Everything already buffered, up to the chunk size; never wait for more.
+    while (fill < cap) {
+      int n = SSL_read(ssl(), dst + fill, ClampInt(cap - fill));
+      if (n <= 0) {
+        err = SSL_get_error(ssl(), n);
+        if (err == SSL_ERROR_SSL) err_code = ERR_peek_error();
+        break;
+      }
+      fill += static_cast<size_t>(n);
+      read_fill_ = fill;
+    }
+  }
+  if (dead()) return false;
+  bool full = fill == cap;
+  if (err == SSL_ERROR_ZERO_RETURN) {
+    read_closed_ = true;
+    QueueEvent(EventType::kEnd);
+  } else if (err == SSL_ERROR_SSL || err == SSL_ERROR_SYSCALL) {
+    Fail(err_code);
+  } else if (err == SSL_ERROR_WANT_READ && transport_eof_ && !full) {
+    // The peer closed TCP without close_notify: node:tls treats it as EOF.
+    read_closed_ = true;
+    QueueEvent(EventType::kEnd);
+  }
+  if (fill > 0) {
+    if (direct) {
+      out->data = dst;
+      out->in_target = true;
+    } else {
+      // A chunk sized to what came, asked for only now that it is known.
+      size_t given = 0;
+      char* target = user_buffers_ ? nullptr : delegate_->ClearBuffer(fill, &given);
+      if (dead()) return false;
+      if (target != nullptr && given >= fill) {
+        std::memcpy(target, dst, fill);
+        out->data = target;
+        out->in_target = true;
+      } else {
+        out->owned.assign(dst, fill);
+        out->data = &out->owned[0];
+      }
+    }
+    out->len = fill;
+  }
+  TakeEvents(out);
+  return !out->empty();
+}
+
+void Engine::KickHandshake() {
+  kick_handshake_ = false;
+  int err = SSL_ERROR_NONE;
+  unsigned long err_code = 0;
+  {
+    ErrorQueueGuard guard;
+    if (ticket_wanted_) {
+      ticket_wanted_ = false;
+      SSL_new_session_ticket(ssl());
+    }
+    int ret = 1;
+    if (renegotiate_wanted_) {
+      renegotiate_wanted_ = false;
+      ret = SSL_renegotiate(ssl()) == 1 ? 1 : -1;
+    }
+    if (ret == 1) ret = SSL_do_handshake(ssl());
+    if (ret <= 0) {
+      err = SSL_get_error(ssl(), ret);
+      if (err == SSL_ERROR_SSL) err_code = ERR_peek_error();
+    }
+  }
+  if (err == SSL_ERROR_SSL || err == SSL_ERROR_SYSCALL) Fail(err_code);
+}
+
+void Engine::Fail(unsigned long err_code) {
+  // The alert OpenSSL queued is flushed by the embedder before it delivers
+  // the error (it flushes after every Step, then delivers).
+  read_closed_ = true;
+  fatal_ = true;
+  QueueEvent(EventType::kError, std::string(), err_code);
+}
+
+bool Engine::ClearIn(Batch* out) {
+  while (!writes_.empty() && established_ && !fatal_ && !transport_blocked_) {
+    PendingWrite& w = writes_.front();
+    if (w.piece == w.source->count() && !retrying_) {
+      done_.push_back(DoneMark{w.id, enc_out_.committed()});
+      writes_.pop_front();
+      continue;
+    }
+    const char* data = retry_.data();
+    size_t len = retry_.size();
+    if (!retrying_) {
+      const char* base;
+      if (!w.source->Get(w.piece, &base)) {
+        // The write's memory was taken away (a detached ArrayBuffer) while it
+        // waited: what is left of the stream cannot be sent as written.
+        QueueEvent(EventType::kWriteGone, std::string(), w.id);
+        Fail(0);
+        TakeEvents(out);
+        return true;
+      }
+      size_t rest = w.source->size(w.piece) - w.offset;
+      if (rest >= kStageThreshold || w.piece + 1 == w.source->count()) {
+        // Large (or alone): encrypt in place, in slices.
+        data = base + w.offset;
+        len = std::min(rest, kWriteSlice);
+      } else {
+        // Small chunks share one staging block, so they share records too.
+        staging_.clear();
+        size_t p = w.piece;
+        size_t off = w.offset;
+        const char* next = base;
+        while (staging_.size() < kWriteSlice) {
+          size_t avail = w.source->size(p) - off;
+          if (avail >= kStageThreshold && !staging_.empty()) break;
+          size_t take = std::min(avail, kWriteSlice - staging_.size());
+          staging_.insert(staging_.end(), next + off, next + off + take);
+          off += take;
+          if (off < w.source->size(p)) break;
+          p++;
+          off = 0;
+          // A later piece that is gone is found when it comes first.
+          if (p == w.source->count() || !w.source->Get(p, &next)) break;
+        }
+        data = staging_.data();
+        len = staging_.size();
+      }
+    }
+
+    int ret;
+    int err = SSL_ERROR_NONE;
+    unsigned long err_code = 0;
+    {
+      ErrorQueueGuard guard;
+      ret = SSL_write(ssl(), data, ClampInt(len));
+      if (ret <= 0) {
+        err = SSL_get_error(ssl(), ret);
+        if (err == SSL_ERROR_SSL) err_code = ERR_peek_error();
+      }
+    }
+    if (dead()) return false;
+    if (ret <= 0) {
+      if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+        // Mid-renegotiation: the same bytes must be offered again later.
+        if (!retrying_) {
+          retry_.assign(data, data + len);
+          retrying_ = true;
+        }
+        return false;
+      }
+      Fail(err_code);
+      TakeEvents(out);
+      return true;
+    }
+    retrying_ = false;
+    retry_.clear();
+    size_t done = static_cast<size_t>(ret);
+    while (done > 0) {
+      size_t size = w.source->size(w.piece);
+      size_t take = std::min(done, size - w.offset);
+      w.offset += take;
+      done -= take;
+      if (w.offset == size) {
+        w.piece++;
+        w.offset = 0;
+      }
+    }
+    // This slice's ciphertext goes to the transport before the next is made,
+    // so a big write never turns into a big ciphertext buffer.
+    return true;
+  }
+  return false;
+}
+
+bool Engine::CollectFlushedWrites(Batch* out) {
+  bool any = false;
+  // A write is done once its ciphertext is in the kernel, as with node:tls.
+  while (!done_.empty() && done_.front().ciphertext_end <= flushed_) {
+    out->events.push_back(Event{EventType::kWriteDone, 0, std::string(), done_.front().id});
+    done_.pop_front();
+    any = true;
+  }
+  return any;
+}
+
+void Engine::FreeIdleBuffers() {
+  // Idle: OpenSSL's record buffers (about 34 KiB) go back to malloc and are
+  // made again for the next record. Not per record (SSL_MODE_RELEASE_BUFFERS
+  // measured 10-15% slower at 1 KiB records), only once nothing is queued.
+  if (enc_in_.empty() && writes_.empty() && !retrying_ && CanFreeRecordBuffers()) {
+    SSL_free_buffers(ssl());
+  }
+}
+
+void Engine::QueueEvent(EventType type, std::string payload, uint64_t value) {
+  if (destroyed_) return;
+  events_.push_back(Event{type, read_fill_, std::move(payload), value});
+}
+
+}  // namespace tlswrap

@@ -1,0 +1,237 @@
+// The TLS engine: one connection's SSL*, its ciphertext buffers, the write
+// queue and the Cycle pump (ClearOut decrypts, ClearIn encrypts, as in Node's
+// TLSWrap), with no N-API and no transport. The embedder owns all IO: it feeds
+// ciphertext in (enc_in()), takes ciphertext out (enc_out()), and calls Step()
+// until it returns false, delivering each Batch in order. The engine never
+// runs JavaScript itself; the only calls out while OpenSSL is on the stack are
+// the Delegate's, for answers needed at once.
+#ifndef TLSWRAP_ENGINE_ENGINE_H_
+#define TLSWRAP_ENGINE_ENGINE_H_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cipher_buffer.h"
+#include "events.h"
+#include "openssl_ptr.h"
+
+namespace tlswrap {
+
+// The bytes of one plaintext write. The engine asks for a piece each time it
+// reads it, never keeping a pointer across calls: memory the embedder does
+// not own (a JS ArrayBuffer) can be taken away while a write waits.
+class WriteSource {
+ public:
+  virtual ~WriteSource() = default;
+  virtual size_t count() const = 0;
+  // The length piece `i` had when the write was made.
+  virtual size_t size(size_t i) const = 0;
+  // Piece `i` as it is now, size(i) bytes; false if its memory is gone.
+  virtual bool Get(size_t i, const char** data) = 0;
+};
+
+// A write that owns its bytes (tests, the fuzzer, copies).
+class OwnedWriteSource : public WriteSource {
+ public:
+  explicit OwnedWriteSource(std::vector<std::string> pieces) : pieces_(std::move(pieces)) {}
+  size_t count() const override { return pieces_.size(); }
+  size_t size(size_t i) const override { return pieces_[i].size(); }
+  bool Get(size_t i, const char** data) override {
+    *data = pieces_[i].data();
+    return true;
+  }
+
+ private:
+  std::vector<std::string> pieces_;
+};
+
+struct Event {
+  EventType type;
+  size_t offset;  // plaintext bytes of the batch that come before it
+  std::string payload;
+  uint64_t value = 0;  // an OpenSSL error, an errno, or a write id
+};
+
+// What one Step() produced, in wire order: plaintext with events between.
+struct Batch {
+  char* data = nullptr;  // in the Delegate's last ClearBuffer(), or in `owned`
+  size_t len = 0;
+  bool in_target = false;  // data lies in the Delegate's last ClearBuffer()
+  std::string owned;       // plaintext decrypted where no target was given
+  std::vector<Event> events;
+
+  bool empty() const { return len == 0 && events.empty(); }
+};
+
+class Engine {
+ public:
+  class Delegate {
+   public:
+    // Server ALPNCallback, on OpenSSL's stack: the offset in `offer` of the
+    // chosen entry's length byte, or -1 to fail the handshake.
+    virtual int SelectAlpn(const unsigned char* offer, unsigned int len) = 0;
+    // Memory for `want` bytes of plaintext, which the embedder keeps alive
+    // until the batch is delivered; {nullptr, 0} lets the engine keep them.
+    // With user buffers (onread) it may be any non-zero size.
+    virtual char* ClearBuffer(size_t want, size_t* cap) = 0;
+
+   protected:
+    ~Delegate() = default;
+  };
+
+  // Plaintext handed over at once is at most this much.
+  static constexpr size_t kMaxClearChunk = 64 * 1024;
+  // Plaintext given to one SSL_write: bounds the ciphertext made before the
+  // embedder has a chance to push back.
+  static constexpr size_t kWriteSlice = 256 * 1024;
+  // Chunks of a write smaller than this are staged into one block so they
+  // share records; larger ones are encrypted where they are.
+  static constexpr size_t kStageThreshold = 16 * 1024;
+  // Ciphertext produced but not yet flushed beyond which reading stops:
+  // above what writes alone can queue (they stop at the transport's
+  // high-water mark plus one slice), so only replies that reads provoke
+  // (KeyUpdate, renegotiation) reach it, from a peer that never reads.
+  static constexpr size_t kReadBacklogLimit = 1024 * 1024;
+
+  // Installs the callbacks every SSL_CTX needs to reach its Engine.
+  static void ConfigureContext(SSL_CTX* ctx);
+
+  // Throws nothing; check ok() (false: OpenSSL could not make the SSL).
+  Engine(SSL_CTX* ctx, bool is_server, std::shared_ptr<BlockPool> pool, Delegate* delegate);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  bool ok() const { return ssl_ != nullptr; }
+  SSL* ssl() const { return ssl_.get(); }
+  bool is_server() const { return is_server_; }
+  CipherBuffer& enc_in() { return enc_in_; }
+  CipherBuffer& enc_out() { return enc_out_; }
+
+  // ---- Input ----
+  void Start();
+  void Write(std::unique_ptr<WriteSource> source, uint64_t id);
+  void Shutdown();
+  void ReceiveEOF();
+  void TransportError(int error, const char* syscall);
+  void SetTransportBlocked(bool blocked) { transport_blocked_ = blocked; }
+  // Ciphertext bytes the transport has written so far (a running total).
+  void SetFlushed(uint64_t total) { flushed_ = total; }
+  void SetReading(bool reading) { reading_ = reading; }
+  // From now on nothing leaves the engine: no data, events or ciphertext.
+  void Destroy();
+
+  // Runs the pump until it has something for the embedder (a batch to
+  // deliver, ciphertext to flush) or nothing is left to do (false). The
+  // embedder flushes enc_out() after every call.
+  bool Step(Batch* out);
+
+  // Whether ciphertext should be read from the network now.
+  bool WantsInput() const;
+  bool dead() const { return destroyed_ || !ssl_; }
+  bool established() const { return established_; }
+  bool shutdown_wanted() const { return shutdown_ != CloseState::kNone; }
+
+  // ---- Control ----
+  // Both false with an OpenSSL error code in *err when refused at once.
+  bool Renegotiate(unsigned long* err);
+  bool NewSessionTicket();
+  void SetAlpnProtocols(const unsigned char* wire, size_t len);
+  void SetAlpnCallback(bool enabled) { alpn_callback_ = enabled; }
+  void SetVerifyMode(bool request_cert, bool reject_unauthorized);
+  void EnableKeylog() { keylog_ = true; }
+  void EnableCertCb();
+  // Ends the pause the SNI callback asked for, switching to `ctx` if given.
+  bool CertCbDone(SSL_CTX* ctx);
+  void EnableSessionEvents(bool new_session, bool resume_session);
+  // Ends the pause a resumeSession listener asked for, with the session it
+  // found (DER, may be empty).
+  void LoadSession(const unsigned char* der, size_t len);
+  void SetUserBuffers(bool enabled) { user_buffers_ = enabled; }
+
+ private:
+  enum class Pause { kNone, kWaiting, kDone };
+  enum class CloseState { kNone, kWanted, kSent };
+  struct PendingWrite {
+    std::unique_ptr<WriteSource> source;
+    size_t piece = 0;   // next piece to encrypt
+    size_t offset = 0;  // bytes of that piece already encrypted
+    uint64_t id = 0;
+  };
+  struct DoneMark {
+    uint64_t id;
+    uint64_t ciphertext_end;  // complete once this much ciphertext is flushed
+  };
+
+  static Engine* FromSSL(const SSL* ssl);
+  static void InfoCallback(const SSL* ssl, int where, int ret);
+  static int NewSessionCallback(SSL* ssl, SSL_SESSION* session);
+  static void KeylogCallback(const SSL* ssl, const char* line);
+  static int AlpnSelectCallback(SSL* ssl, const unsigned char** out, unsigned char* outlen,
+                                const unsigned char* in, unsigned int inlen, void* arg);
+  static int CertCallback(SSL* ssl, void* arg);
+  static int ClientHelloCallback(SSL* ssl, int* alert, void* arg);
+  static SSL_SESSION* GetSessionCallback(SSL* ssl, const unsigned char* id, int len, int* copy);
+  static int VerifyCallback(int preverify_ok, X509_STORE_CTX* ctx);
+
+  // Decrypts one chunk; true if it produced anything.
+  bool ClearOut(Batch* out);
+  // Encrypts one slice; true if it did.
+  bool ClearIn(Batch* out);
+  void KickHandshake();
+  void Fail(unsigned long err_code);
+  void QueueEvent(EventType type, std::string payload = std::string(), uint64_t value = 0);
+  void TakeEvents(Batch* out);
+  bool CollectFlushedWrites(Batch* out);
+  void FreeIdleBuffers();
+  uint64_t backlog() const { return enc_out_.committed() - flushed_; }
+
+  SslPtr ssl_;
+  bool is_server_;
+  Delegate* delegate_;
+  CipherBuffer enc_in_;
+  CipherBuffer enc_out_;
+  uint64_t flushed_ = 0;
+
+  size_t read_fill_ = 0;  // plaintext in the current chunk: the stamp for events
+  std::vector<Event> events_;
+
+  std::deque<PendingWrite> writes_;
+  std::deque<DoneMark> done_;
+  std::vector<char> staging_;
+  // A slice SSL_write must be offered again (mid-renegotiation): a copy, so
+  // the retry does not depend on memory the embedder may lose meanwhile.
+  std::vector<char> retry_;
+  bool retrying_ = false;
+
+  std::vector<unsigned char> alpn_protos_;  // server: our preference list, wire format
+  bool alpn_callback_ = false;
+  Pause cert_cb_ = Pause::kNone;
+  // Server session cache outside OpenSSL ('newSession'/'resumeSession'): the
+  // ClientHello waits (SSL_CLIENT_HELLO_RETRY) while it is looked up.
+  bool new_session_events_ = false;
+  Pause resume_ = Pause::kDone;  // kNone once a listener asks
+  SslSessionPtr loaded_session_;
+
+  bool started_ = false;
+  bool established_ = false;
+  bool reading_ = true;
+  bool read_closed_ = false;  // close_notify, EOF or a fatal error queued
+  bool transport_eof_ = false;
+  bool transport_blocked_ = false;
+  bool fatal_ = false;
+  bool destroyed_ = false;
+  bool keylog_ = false;
+  bool user_buffers_ = false;
+  CloseState shutdown_ = CloseState::kNone;
+  bool kick_handshake_ = false;
+  bool ticket_wanted_ = false;
+  bool renegotiate_wanted_ = false;
+};
+
+}  // namespace tlswrap
+
+#endif  // TLSWRAP_ENGINE_ENGINE_H_

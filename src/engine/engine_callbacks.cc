@@ -1,0 +1,144 @@
+// The engine's OpenSSL callbacks. The informative ones only queue events
+// stamped with the plaintext offset they happened at (delivery keeps wire
+// order); SNI and resumption pause the handshake instead of asking anyone;
+// only ALPN selection asks the Delegate while OpenSSL is on the stack.
+#include "engine.h"
+
+namespace tlswrap {
+
+Engine* Engine::FromSSL(const SSL* ssl) {
+  return static_cast<Engine*>(SSL_get_app_data(ssl));
+}
+
+void Engine::ConfigureContext(SSL_CTX* ctx) {
+  SSL_CTX_set_info_callback(ctx, InfoCallback);
+  SSL_CTX_sess_set_new_cb(ctx, NewSessionCallback);
+  SSL_CTX_set_keylog_callback(ctx, KeylogCallback);
+  SSL_CTX_set_alpn_select_cb(ctx, AlpnSelectCallback, nullptr);
+  SSL_CTX_set_client_hello_cb(ctx, ClientHelloCallback, nullptr);
+  SSL_CTX_sess_set_get_cb(ctx, GetSessionCallback);
+}
+
+void Engine::InfoCallback(const SSL* ssl, int where, int /*ret*/) {
+  Engine* engine = FromSSL(ssl);
+  if (engine == nullptr) return;
+  // TLS 1.3 post-handshake messages (tickets, KeyUpdate) are not handshakes
+  // in node:tls's sense; only TLS 1.2 renegotiation repeats these.
+  if (engine->established_ && SSL_version(ssl) >= TLS1_3_VERSION) return;
+  // A server's HelloRequest is a "handshake" of its own to OpenSSL (START,
+  // DONE) while the renegotiation it asks for is still pending: that DONE
+  // must not complete renegotiate(); the client's handshake that follows does.
+  if (engine->is_server_ && SSL_renegotiate_pending(const_cast<SSL*>(ssl))) return;
+  if (where & SSL_CB_HANDSHAKE_START) engine->QueueEvent(EventType::kHandshakeStart);
+  if (where & SSL_CB_HANDSHAKE_DONE) {
+    engine->established_ = true;
+    engine->QueueEvent(EventType::kHandshakeDone);
+  }
+}
+
+int Engine::NewSessionCallback(SSL* ssl, SSL_SESSION* session) {
+  Engine* engine = FromSSL(ssl);
+  if (engine == nullptr || engine->dead()) return 0;
+  if (engine->is_server_ && !engine->new_session_events_) return 0;
+  int len = i2d_SSL_SESSION(session, nullptr);
+  if (len <= 0) return 0;
+  std::string der(static_cast<size_t>(len), '\0');
+  auto* p = reinterpret_cast<unsigned char*>(&der[0]);
+  i2d_SSL_SESSION(session, &p);
+  if (engine->is_server_) {
+    unsigned int id_len = 0;
+    const unsigned char* id = SSL_SESSION_get_id(session, &id_len);
+    std::string payload(1, static_cast<char>(id_len));
+    payload.append(reinterpret_cast<const char*>(id), id_len);
+    payload.append(der);
+    engine->QueueEvent(EventType::kNewSession, std::move(payload));
+  } else {
+    engine->QueueEvent(EventType::kSession, std::move(der));
+  }
+  return 0;  // we keep no reference to `session`
+}
+
+void Engine::KeylogCallback(const SSL* ssl, const char* line) {
+  Engine* engine = FromSSL(ssl);
+  if (engine == nullptr || !engine->keylog_ || engine->dead()) return;
+  std::string entry(line);
+  entry.push_back('\n');
+  engine->QueueEvent(EventType::kKeylog, std::move(entry));
+}
+
+int Engine::AlpnSelectCallback(SSL* ssl, const unsigned char** out, unsigned char* outlen,
+                               const unsigned char* in, unsigned int inlen, void* /*arg*/) {
+  Engine* engine = FromSSL(ssl);
+  if (engine == nullptr || engine->dead()) return SSL_TLSEXT_ERR_ALERT_FATAL;
+  if (engine->alpn_callback_) {
+    // The Delegate may run JS here; a destroy() it asks for only marks the
+    // engine (the embedder frees it once OpenSSL has returned).
+    int at = engine->delegate_->SelectAlpn(in, inlen);
+    if (engine->dead() || at < 0 || static_cast<unsigned int>(at) >= inlen ||
+        at + 1u + in[at] > inlen) {
+      return SSL_TLSEXT_ERR_ALERT_FATAL;
+    }
+    *out = in + at + 1;
+    *outlen = in[at];
+    return SSL_TLSEXT_ERR_OK;
+  }
+  if (engine->alpn_protos_.empty()) return SSL_TLSEXT_ERR_NOACK;
+  unsigned char* selected = nullptr;
+  int status =
+      SSL_select_next_proto(&selected, outlen, engine->alpn_protos_.data(),
+                            static_cast<unsigned int>(engine->alpn_protos_.size()), in, inlen);
+  *out = selected;
+  // node:tls answers a client with no protocol in common with a fatal
+  // no_application_protocol alert.
+  return status == OPENSSL_NPN_NEGOTIATED ? SSL_TLSEXT_ERR_OK : SSL_TLSEXT_ERR_ALERT_FATAL;
+}
+
+int Engine::CertCallback(SSL* ssl, void* /*arg*/) {
+  Engine* engine = FromSSL(ssl);
+  if (engine == nullptr) return 0;
+  switch (engine->cert_cb_) {
+    case Pause::kDone:
+      return 1;
+    case Pause::kWaiting:
+      return -1;
+    case Pause::kNone:
+      break;
+  }
+  // Pause the handshake (SSL_ERROR_WANT_X509_LOOKUP) while the embedder
+  // picks a context for the server name; CertCbDone() resumes it.
+  const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+  engine->cert_cb_ = Pause::kWaiting;
+  engine->QueueEvent(EventType::kCertCb, name != nullptr ? name : "");
+  return -1;
+}
+
+int Engine::ClientHelloCallback(SSL* ssl, int* /*alert*/, void* /*arg*/) {
+  Engine* engine = FromSSL(ssl);
+  if (engine == nullptr || !engine->is_server_ || engine->resume_ == Pause::kDone) {
+    return SSL_CLIENT_HELLO_SUCCESS;
+  }
+  if (engine->resume_ == Pause::kWaiting) return SSL_CLIENT_HELLO_RETRY;
+  const unsigned char* id = nullptr;
+  size_t len = SSL_client_hello_get0_session_id(ssl, &id);
+  if (len == 0 || SSL_client_hello_isv2(ssl)) {
+    engine->resume_ = Pause::kDone;
+    return SSL_CLIENT_HELLO_SUCCESS;
+  }
+  engine->resume_ = Pause::kWaiting;
+  engine->QueueEvent(EventType::kResumeSession,
+                     std::string(reinterpret_cast<const char*>(id), len));
+  return SSL_CLIENT_HELLO_RETRY;
+}
+
+SSL_SESSION* Engine::GetSessionCallback(SSL* ssl, const unsigned char* /*id*/, int /*len*/,
+                                        int* copy) {
+  Engine* engine = FromSSL(ssl);
+  *copy = 0;  // OpenSSL takes over our reference
+  return engine != nullptr ? engine->loaded_session_.release() : nullptr;
+}
+
+int Engine::VerifyCallback(int /*preverify_ok*/, X509_STORE_CTX* /*ctx*/) {
+  return 1;
+}
+
+}  // namespace tlswrap

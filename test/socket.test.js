@@ -542,3 +542,95 @@ describe('socket: wrapping existing streams', function () {
     }
   });
 });
+
+describe('socket: a queued write whose ArrayBuffer is detached', function () {
+  // The write's bytes are whatever the buffer held when write() was called:
+  // detaching the ArrayBuffer afterwards (structuredClone/postMessage with
+  // transfer, ArrayBuffer.prototype.transfer) must neither crash the process
+  // nor send other bytes. The child fills the memory with 0xEE after the
+  // transfer, so reading it through a stale pointer shows as wrong bytes.
+  // node:tls passes: it sends nothing of a write still waiting for the
+  // connection, and encrypts a blocked write whole when it is made.
+  const { runChild, describeExit } = require('./run-child');
+
+  for (const [scenario, when] of [
+    ['handshake', 'before the handshake is done'],
+    ['blocked', 'while the peer does not read'],
+  ]) {
+    it(`detached ${when}: no crash, the peer gets a prefix of the original bytes, never others`, async function () {
+      this.timeout(30000);
+      const run = await runChild('detached-write.js', [scenario]);
+      assert.ok(run.code === 0 && run.result, describeExit(run));
+      const r = run.result;
+      assert.strictEqual(r.pendingAtDetach, true, 'the write completed before the detach: the test proved nothing');
+      assert.strictEqual(r.firstBad, null,
+                         `the peer received bytes the buffer never held: at offset ${r.firstBad && r.firstBad.at} ` +
+                         `got 0x${r.firstBad && r.firstBad.got.toString(16)} (${r.received} bytes received)`);
+      assert.strictEqual(r.matching, r.received);
+      assert.notStrictEqual(r.peer, 'timeout', 'the peer never saw the connection end');
+    });
+  }
+});
+
+describe('socket: write callbacks', function () {
+  // A write's callback means its bytes are in the kernel, as with node:tls:
+  // destroy() right after the last callback that came may discard what was
+  // never confirmed, never what was. The writer (tlswrap server) fills the
+  // socket while the peer (node:tls client) does not read, until callbacks
+  // stop for WRITE_STALL_MS; then it destroys, the peer resumes and counts.
+  const WRITE_STALL_MS = 300;
+  // Small chunks, several per _writev: with 16 KiB ones the JS transport
+  // happens to confirm only what the kernel took.
+  const CHUNK = 4096;
+
+  it('destroy() after the last write callback loses none of the confirmed bytes', async function () {
+    this.timeout(30000);
+    const tls = require('node:tls');
+    const server = tlswrap.createServer(serverOptions());
+    const serverSide = once(server, 'secureConnection');
+    const port = await listen(server);
+    const peer = tls.connect(clientOptions(port));
+    try {
+      await once(peer, 'secureConnect');
+      const [sock] = await serverSide;
+      sock.on('error', () => {});
+      peer.pause();
+
+      const chunk = Buffer.alloc(CHUNK, 'w');
+      let written = 0;
+      let confirmed = 0;
+      let lastCallback = Date.now();
+      const write = () => {
+        written += CHUNK;
+        sock.write(chunk, (err) => {
+          if (err) return;
+          confirmed += CHUNK;
+          lastCallback = Date.now();
+        });
+      };
+      // Keep 256 KiB unconfirmed until the callbacks stop coming.
+      while (Date.now() - lastCallback < WRITE_STALL_MS) {
+        while (written - confirmed < 64 * CHUNK) write();
+        await sleep(20);
+      }
+      const confirmedAtDestroy = confirmed;
+      assert.ok(confirmedAtDestroy < written, 'every write was confirmed: the peer never pushed back');
+      sock.destroy();
+
+      let received = 0;
+      peer.on('data', (d) => { received += d.length; });
+      const done = new Promise((resolve) => {
+        peer.on('error', resolve);
+        peer.on('close', resolve);
+      });
+      peer.resume();
+      await Promise.race([done, sleep(10000)]);
+      assert.ok(received >= confirmedAtDestroy,
+                `${confirmedAtDestroy - received} bytes confirmed by write callbacks never reached the peer ` +
+                `(confirmed ${confirmedAtDestroy}, received ${received})`);
+    } finally {
+      peer.destroy();
+      await closeServer(server);
+    }
+  });
+});

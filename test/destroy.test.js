@@ -57,3 +57,20 @@ describe('destroy() inside event handlers, in a child process', function () {
     });
   }
 });
+
+describe('a listener that throws (the process has an uncaughtException handler)', function () {
+  const { runChild, describeExit } = require('./run-child');
+
+  // node:tls closes the connection (the peer sees ECONNRESET) and keeps
+  // nothing; the exception must not skip the teardown destroy() asked for.
+  it("destroy() then throw in 'data': 'close', the peer sees the connection end, no socket fd left", async function () {
+    this.timeout(30000);
+    const run = await runChild('throwing-listener.js', ['destroy then throw']);
+    assert.ok(run.code === 0 && run.result, describeExit(run));
+    const r = run.result;
+    assert.deepStrictEqual(r.uncaught, ['thrown by a data listener']);
+    assert.deepStrictEqual(r.events, ['close']);
+    assert.notStrictEqual(r.peerSaw, 'timeout', 'the peer never saw the connection close: the engine kept it open');
+    assert.strictEqual(r.socketFdsLeft, 0, 'socket fds still open after everything was closed');
+  });
+});

@@ -201,3 +201,20 @@ for (const version of ['TLSv1.2', 'TLSv1.3']) {
     });
   }
 }
+
+describe('end of stream after a throwing listener', function () {
+  const { runChild, describeExit } = require('./run-child');
+
+  // Data and close_notify in one burst; the first 'data' listener call throws
+  // (caught by an uncaughtException handler). What the burst held after the
+  // data must still be delivered: 'end', then 'close', as node:tls does.
+  it("a 'data' listener that throws once: 'end' and 'close' still come", async function () {
+    this.timeout(30000);
+    const run = await runChild('throwing-listener.js', ['throw once then end']);
+    assert.ok(run.code === 0 && run.result, describeExit(run));
+    const r = run.result;
+    assert.deepStrictEqual(r.uncaught, ['thrown by a data listener']);
+    assert.strictEqual(r.closed, 'close', `no 'close' within the time limit (events: ${r.events.join(', ')})`);
+    assert.deepStrictEqual(r.events, ['data 100', 'end', 'close']);
+  });
+});

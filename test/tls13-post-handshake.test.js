@@ -233,3 +233,99 @@ describe('TLS 1.3 NewSessionTicket and sessions', function () {
     });
   }
 });
+
+describe('TLS 1.3 KeyUpdate flood from a peer that never reads', function () {
+  // Each KeyUpdate(update_requested) makes OpenSSL queue a KeyUpdate of its
+  // own. A peer that sends them without ever reading must not make the
+  // engine buffer replies without bound: while the transport is over its
+  // high-water mark the engine has to stop reading. Observed on a Duplex
+  // transport whose writes never complete: its writableLength is what the
+  // engine handed over. tlswrap only: node:tls keeps the replies in its own
+  // buffer instead (unbounded too; it passes this only because that buffer is
+  // not the Duplex's), so the test is skipped against it.
+  const crypto = require('node:crypto');
+  const { Duplex } = require('node:stream');
+  const { fixtures } = require('./common');
+
+  const KEY_UPDATES = 24000; // about 650 KB of records, as many bytes of replies
+  const FEED = 16 * 1024; // bytes per transport 'data' event
+  const BOUND = 128 * 1024;
+
+  // RFC 8446 7.1 HKDF-Expand-Label over SHA-256, for outputs of <= 32 bytes.
+  function expandLabel(secret, label, length) {
+    const name = Buffer.from(`tls13 ${label}`);
+    const info = Buffer.concat([Buffer.from([0, length, name.length]), name, Buffer.from([0, 1])]);
+    return crypto.createHmac('sha256', secret).update(info).digest().subarray(0, length);
+  }
+
+  // The records of `count` KeyUpdate(update_requested) messages, each under
+  // the next generation of TLS_AES_128_GCM_SHA256 traffic keys from `secret`
+  // (the peer's application traffic secret, sequence number 0 under each).
+  function keyUpdateRecords(secret, count) {
+    const records = [];
+    const inner = Buffer.from([24, 0, 0, 1, 1, 22]); // KeyUpdate(requested), type handshake
+    const header = Buffer.from([23, 3, 3, 0, inner.length + 16]);
+    for (let i = 0; i < count; i++) {
+      const cipher = crypto.createCipheriv('aes-128-gcm', expandLabel(secret, 'key', 16), expandLabel(secret, 'iv', 12));
+      cipher.setAAD(header);
+      records.push(header, cipher.update(inner), cipher.final(), cipher.getAuthTag());
+      secret = expandLabel(secret, 'traffic upd', 32);
+    }
+    return Buffer.concat(records);
+  }
+
+  it('replies queued on the transport stay bounded (tlswrap server, node:tls client)', async function () {
+    if (builtin) this.skip();
+    this.timeout(30000);
+    const tls = require('node:tls');
+    // Two Duplexes crossed: until `cut`, what one writes the other reads.
+    // Once cut, the server's writes never complete (the peer reads nothing).
+    let cut = false;
+    const toServer = new Duplex({ read() {}, write(chunk, enc, cb) { if (!cut) fromClient.push(chunk); cb(); } });
+    const fromClient = new Duplex({
+      writableHighWaterMark: 16 * 1024,
+      read() {},
+      write(chunk, enc, cb) {
+        if (cut) return; // never completes
+        toServer.push(chunk);
+        cb();
+      },
+    });
+    const server = new tlswrap.TLSSocket(fromClient, {
+      isServer: true, secureContext: tlswrap.createSecureContext(serverOptions(TLS13)),
+    });
+    const errors = [];
+    server.on('error', (err) => errors.push(err));
+    server.resume();
+    const client = tls.connect({
+      socket: toServer, servername: 'localhost', ca: fixtures.ca, ...TLS13, ciphers: 'TLS_AES_128_GCM_SHA256',
+    });
+    let secret = null;
+    client.on('keylog', (line) => {
+      const m = /^CLIENT_TRAFFIC_SECRET_0 \S+ ([0-9a-f]+)/.exec(line.toString('latin1'));
+      if (m) secret = Buffer.from(m[1], 'hex');
+    });
+    try {
+      await once(client, 'secureConnect');
+      // The client's Finished and the server's tickets cross; after that the
+      // client has sent nothing under its application keys.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.ok(secret, 'no CLIENT_TRAFFIC_SECRET_0 keylog line');
+      cut = true;
+      const records = keyUpdateRecords(secret, KEY_UPDATES);
+      let maxQueued = 0;
+      for (let off = 0; off < records.length && !server.destroyed; off += FEED) {
+        fromClient.push(records.subarray(off, off + FEED));
+        await new Promise((resolve) => setImmediate(resolve));
+        maxQueued = Math.max(maxQueued, fromClient.writableLength);
+      }
+      assert.ok(maxQueued > 0, `no KeyUpdate was answered (errors: ${errors.map((e) => e.message)})`);
+      assert.ok(maxQueued <= BOUND,
+                `${maxQueued} bytes of replies queued on a transport that takes nothing ` +
+                `(${records.length} bytes of KeyUpdates sent; bound ${BOUND})`);
+    } finally {
+      client.destroy();
+      server.destroy();
+    }
+  });
+});

@@ -47,3 +47,82 @@ describe('memory of idle connections', function () {
     assert.ok(r.kibPerConnection < 250, `${r.kibPerConnection} KiB per connection pair`);
   });
 });
+
+describe('memory of reads that complete no record', function () {
+  // A TCP segment that ends inside a record gives OpenSSL nothing to
+  // decrypt yet: no Buffer should be made for it (b68e6b9 made a zero-filled
+  // one of >= 16 KiB per such read and threw it away). A node:tls server
+  // sends RECORDS small records through a proxy that passes one byte per
+  // timer tick, so nearly every read of the tlswrap client (in a child
+  // process) ends mid-record; the child counts the ArrayBuffer bytes it
+  // allocated while receiving. node:tls allocates only for the plaintext.
+  const net = require('node:net');
+  const tls = require('node:tls');
+  const { serverOptions, listen, closeServer } = require('./common');
+  const { runChild, describeExit } = require('./run-child');
+
+  const RECORDS = 16;
+  const RECORD_SIZE = 40;
+  const BOUND = 2 * 1024 * 1024;
+
+  it('trickled records allocate about their plaintext, not a Buffer per read', async function () {
+    this.timeout(60000);
+    const sockets = new Set();
+    let trickle = false;
+    const server = tls.createServer(serverOptions(), (socket) => {
+      sockets.add(socket);
+      socket.on('error', () => {});
+      socket.once('data', async () => {
+        // From here on the proxy trickles. One record per write, spaced so
+        // that node does not merge the writes into one record.
+        trickle = true;
+        for (let i = 0; i < RECORDS && !socket.destroyed; i++) {
+          socket.write(Buffer.alloc(RECORD_SIZE, 0x41 + i));
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      });
+    });
+    const serverPort = await listen(server);
+    const proxy = net.createServer((down) => {
+      const up = net.connect(serverPort, '127.0.0.1');
+      for (const s of [down, up]) {
+        sockets.add(s);
+        s.on('error', () => {});
+      }
+      down.setNoDelay(true);
+      down.pipe(up);
+      let pending = Buffer.alloc(0);
+      let timer = null;
+      const step = () => {
+        timer = null;
+        if (pending.length === 0 || down.destroyed) return;
+        down.write(pending.subarray(0, 1));
+        pending = pending.subarray(1);
+        timer = setTimeout(step, 1);
+      };
+      up.on('data', (chunk) => {
+        if (!trickle) {
+          down.write(chunk);
+          return;
+        }
+        pending = Buffer.concat([pending, chunk]);
+        if (timer === null) step();
+      });
+      down.on('close', () => clearTimeout(timer));
+    });
+    const proxyPort = await listen(proxy);
+    try {
+      const run = await runChild('trickle-reader.js', [proxyPort, RECORDS * RECORD_SIZE], { limitMs: 30000 });
+      assert.ok(run.code === 0 && run.result, describeExit(run));
+      const { received, allocated } = run.result;
+      assert.strictEqual(received, RECORDS * RECORD_SIZE);
+      assert.ok(allocated < BOUND,
+                `${(allocated / 1048576).toFixed(1)} MiB of ArrayBuffers allocated to receive ${received} bytes ` +
+                `trickled a byte at a time (bound ${BOUND / 1048576} MiB)`);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await closeServer(proxy);
+      await closeServer(server);
+    }
+  });
+});

@@ -60,6 +60,8 @@ function onConnectSecure() {
   }
   this._controlReleased = true;
   this.emit('secureConnect');
+  // After 'secureConnect', as node:tls emits it.
+  this._releaseSession();
 }
 
 function connect(...args) {

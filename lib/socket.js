@@ -92,6 +92,11 @@ class TLSSocket extends net.Socket {
     this._disableRenegotiation = false;
     this._onreadCallback = null;
     this._transport = null;
+    // A client's sessions wait until connect() has verified the connection
+    // (chain and name): one from a connection that failed verification must
+    // never reach a cache, or resuming it would skip the check that failed.
+    this._sessionReleased = false;
+    this._pendingSession = null;
     this._native = false; // the connection is on the engine's own TCP handle
     this._addresses = null; // its addresses, read before node's handle closed
 
@@ -243,7 +248,7 @@ class TLSSocket extends net.Socket {
         this._onHandshakeDone();
         break;
       case kSession:
-        this.emit('session', arg);
+        this._onSession(arg);
         break;
       case kKeylog:
         this.emit('keylog', arg);
@@ -313,6 +318,25 @@ class TLSSocket extends net.Socket {
       this._handshakeTimer = null;
     }
     this.emit('secure');
+  }
+
+  // On TLS 1.2 OpenSSL hands the client its session before the handshake is
+  // done, so before verification: only the latest one is kept until then, as
+  // node:tls does.
+  _onSession(session) {
+    if (this._sessionReleased) this.emit('session', session);
+    else this._pendingSession = session;
+  }
+
+  // connect() calls this once verification has let the connection through
+  // (passed, or rejectUnauthorized:false): the session held back goes out.
+  // A socket that nothing verifies (a client TLSSocket made without
+  // connect()) never emits 'session', as with node:tls.
+  _releaseSession() {
+    this._sessionReleased = true;
+    const session = this._pendingSession;
+    this._pendingSession = null;
+    if (session !== null) this.emit('session', session);
   }
 
   _onCertCb(servername) {
@@ -511,6 +535,7 @@ class TLSSocket extends net.Socket {
     if (this._handshakeTimer !== null) clearTimeout(this._handshakeTimer);
     this._timer = null;
     this._handshakeTimer = null;
+    this._pendingSession = null;
     const handle = this._handle;
     if (handle !== null) {
       this._handle = null;

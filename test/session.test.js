@@ -151,6 +151,96 @@ for (const version of ['TLSv1.2', 'TLSv1.3']) {
   });
 }
 
+// One client, followed until it closes: its events in order, what it was at
+// 'secureConnect', and the sessions it handed out.
+function watch(port, extra) {
+  const client = tlswrap.connect(clientOptions(port, extra));
+  const seen = { events: [], sessions: [], error: null, authorized: undefined };
+  client.on('secureConnect', () => {
+    seen.events.push('secureConnect');
+    seen.authorized = client.authorized;
+    seen.authorizationError = client.authorizationError;
+    seen.reused = client.isSessionReused();
+    // node:tls gives {} for a resumed TLS 1.2 connection.
+    const cert = client.getPeerCertificate();
+    seen.peerCN = cert.subject ? cert.subject.CN : undefined;
+  });
+  client.on('session', (session) => {
+    seen.events.push('session');
+    seen.sessions.push(session);
+  });
+  client.on('error', (err) => {
+    seen.events.push('error');
+    seen.error = err;
+  });
+  client.resume();
+  return new Promise((resolve) => client.on('close', () => resolve(seen)));
+}
+
+for (const version of ['TLSv1.2', 'TLSv1.3']) {
+  describe(`session resumption is verified, ${version}`, function () {
+    let server, port;
+    before(async function () {
+      // The server writes a byte and ends: a TLS 1.3 server's tickets go out
+      // before its first data, so by the client's 'close' every session it
+      // will ever see has arrived.
+      server = tlswrap.createServer(serverOptions({ minVersion: version, maxVersion: version }), (sock) => {
+        sock.on('error', () => {});
+        sock.end('x');
+      });
+      server.on('tlsClientError', () => {});
+      port = await listen(server);
+    });
+    after(async function () {
+      await closeServer(server);
+    });
+
+    // A full handshake brings one session in TLS 1.2, two tickets in TLS 1.3.
+    const verifiedThenSessions = ['secureConnect', ...new Array(version === 'TLSv1.2' ? 1 : 2).fill('session')];
+
+    it("'session' comes after verification and 'secureConnect'", async function () {
+      const seen = await watch(port);
+      assert.deepStrictEqual(seen.events, verifiedThenSessions);
+      assert.strictEqual(seen.authorized, true);
+    });
+
+    it("a connection that fails ERR_TLS_CERT_ALTNAME_INVALID hands out no session", async function () {
+      // On TLS 1.2 OpenSSL has the session before the name is checked.
+      const seen = await watch(port, { servername: 'wrong.example' });
+      assert.deepStrictEqual(seen.events, ['error']);
+      assert.strictEqual(seen.error.code, 'ERR_TLS_CERT_ALTNAME_INVALID');
+    });
+
+    it('a connection that fails a custom checkServerIdentity hands out no session', async function () {
+      const mine = Object.assign(new Error('not my server'), { code: 'MY_CHECK' });
+      const seen = await watch(port, { checkServerIdentity: () => mine });
+      assert.deepStrictEqual(seen.events, ['error']);
+      assert.strictEqual(seen.error, mine);
+    });
+
+    it('rejectUnauthorized:false: the session still comes, after secureConnect, as with node:tls',
+      async function () {
+        const seen = await watch(port, { servername: 'wrong.example', rejectUnauthorized: false });
+        assert.deepStrictEqual(seen.events, verifiedThenSessions);
+        assert.strictEqual(seen.authorized, false);
+        assert.strictEqual(seen.authorizationError, 'ERR_TLS_CERT_ALTNAME_INVALID');
+      });
+
+    it("a resumed connection reports the chain result stored in its session", async function () {
+      // Made without the CA, waived: the session remembers the chain failed.
+      const lax = await watch(port, { ca: undefined, rejectUnauthorized: false });
+      assert.strictEqual(lax.authorizationError, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+      const seen = await watch(port, { session: lax.sessions[0] });
+      assert.deepStrictEqual(seen.events, ['error']);
+      assert.strictEqual(seen.error.code, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+      const waived = await watch(port, { session: lax.sessions[0], rejectUnauthorized: false });
+      assert.strictEqual(waived.reused, true);
+      assert.strictEqual(waived.authorized, false);
+      assert.strictEqual(waived.authorizationError, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+    });
+  });
+}
+
 describe('session resumption, TLS 1.2 session IDs (no tickets)', function () {
   let server, port;
   const cache = new Map();

@@ -41,9 +41,13 @@ function onConnectSecure() {
     this.destroy(codedError(Error, 'ERR_TLS_DH_PARAM_SIZE', `DH parameter size ${keyInfo.size} is less than 2048`));
     return;
   }
+  // On a resumed connection this is the chain result stored in the session.
   let verifyError = this._handle.verifyError();
-  // A resumed session was verified when it was made.
-  if (!verifyError && !this.isSessionReused()) {
+  // The name is checked on resumed connections too (node:tls skips it): the
+  // session says nothing about the name asked for now, and a session from a
+  // connection whose name check failed or was waived (rejectUnauthorized:
+  // false) must not make a later strict connection authorized.
+  if (!verifyError) {
     const hostname = options.servername || options.host ||
       (options.socket && options.socket._host) || 'localhost';
     verifyError = options.checkServerIdentity(hostname, this.getPeerCertificate(true));

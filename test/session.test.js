@@ -8,7 +8,8 @@
 const assert = require('node:assert');
 const crypto = require('node:crypto');
 const { once } = require('node:events');
-const { tlswrap, serverOptions, clientOptions, listen, closeServer } = require('./common');
+const tls = require('node:tls');
+const { builtin, tlswrap, serverOptions, clientOptions, listen, closeServer } = require('./common');
 
 const { SSL_OP_NO_TICKET } = crypto.constants;
 
@@ -225,6 +226,48 @@ for (const version of ['TLSv1.2', 'TLSv1.3']) {
         assert.strictEqual(seen.authorized, false);
         assert.strictEqual(seen.authorizationError, 'ERR_TLS_CERT_ALTNAME_INVALID');
       });
+
+    it("a resumed connection's certificate goes through the name check: wrong name -> " +
+       'ERR_TLS_CERT_ALTNAME_INVALID, no session', async function () {
+      if (builtin) this.skip(); // node:tls skips the name check on resumption
+      // A session for the wrong name, from a connection that waived the check.
+      const lax = await watch(port, { servername: 'wrong.example', rejectUnauthorized: false });
+      for (const s of lax.sessions) {
+        const seen = await watch(port, { servername: 'wrong.example', session: s });
+        assert.deepStrictEqual(seen.events, ['error']);
+        assert.strictEqual(seen.error.code, 'ERR_TLS_CERT_ALTNAME_INVALID');
+        assert.strictEqual(seen.error.cert.subject.CN, 'localhost');
+        // The same, waived: it did resume, and is not authorized.
+        const waived = await watch(port, { servername: 'wrong.example', session: s, rejectUnauthorized: false });
+        assert.strictEqual(waived.reused, true);
+        assert.strictEqual(waived.authorized, false);
+        assert.strictEqual(waived.authorizationError, 'ERR_TLS_CERT_ALTNAME_INVALID');
+        assert.strictEqual(waived.peerCN, 'localhost');
+      }
+    });
+
+    it('a resumed connection calls a custom checkServerIdentity; its Error is the one emitted', async function () {
+      if (builtin) this.skip(); // node:tls skips the name check on resumption
+      const first = await watch(port);
+      const calls = [];
+      const ok = await watch(port, {
+        session: first.sessions[0],
+        checkServerIdentity: (host, cert) => {
+          calls.push([host, cert.subject.CN]);
+          return tls.checkServerIdentity(host, cert);
+        },
+      });
+      assert.strictEqual(ok.reused, true);
+      assert.strictEqual(ok.authorized, true);
+      assert.deepStrictEqual(calls, [['localhost', 'localhost']]);
+      // Resumed sessions are handed out after verification as well.
+      assert.strictEqual(ok.events[0], 'secureConnect');
+
+      const mine = Object.assign(new Error('not my server'), { code: 'MY_CHECK' });
+      const refused = await watch(port, { session: first.sessions[0], checkServerIdentity: () => mine });
+      assert.deepStrictEqual(refused.events, ['error']);
+      assert.strictEqual(refused.error, mine);
+    });
 
     it("a resumed connection reports the chain result stored in its session", async function () {
       // Made without the CA, waived: the session remembers the chain failed.

@@ -293,7 +293,12 @@ class TLSSocket extends net.Socket {
                                     'TLS session renegotiation disabled for this socket'));
       return;
     }
-    if (!this._tlsOptions.isServer) return;
+    if (!this._tlsOptions.isServer) {
+      // The renegotiated handshake is verified again (connect()'s 'secure'
+      // listener), and its session waits for that too.
+      this._sessionReleased = false;
+      return;
+    }
     // Client-initiated renegotiation costs the server a handshake each time:
     // node:tls allows CLIENT_RENEG_LIMIT of them per CLIENT_RENEG_WINDOW.
     const now = Date.now();

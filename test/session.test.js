@@ -284,6 +284,37 @@ for (const version of ['TLSv1.2', 'TLSv1.3']) {
   });
 }
 
+describe('session resumption is verified, TLS 1.2 renegotiation', function () {
+  it("a renegotiation's session waits for that handshake's check; a failed check hands out none", async function () {
+    if (builtin) this.skip(); // node:tls emits it before checking the new handshake
+    const TLS12 = { minVersion: 'TLSv1.2', maxVersion: 'TLSv1.2' };
+    const server = tlswrap.createServer(serverOptions(TLS12), (sock) => {
+      sock.on('error', () => {});
+      sock.resume();
+    });
+    const port = await listen(server);
+    try {
+      let checks = 0;
+      const mine = Object.assign(new Error('not my server any more'), { code: 'MY_CHECK' });
+      const client = tlswrap.connect(clientOptions(port, {
+        ...TLS12, checkServerIdentity: () => (++checks === 1 ? undefined : mine),
+      }));
+      const events = [];
+      client.on('secureConnect', () => events.push('secureConnect'));
+      client.on('session', () => events.push('session'));
+      client.on('error', (err) => events.push(err.code));
+      const closed = new Promise((resolve) => client.on('close', resolve));
+      await once(client, 'secureConnect');
+      client.renegotiate({}, () => {});
+      await closed;
+      assert.strictEqual(checks, 2);
+      assert.deepStrictEqual(events, ['secureConnect', 'session', 'MY_CHECK']);
+    } finally {
+      await closeServer(server);
+    }
+  });
+});
+
 describe('session resumption, TLS 1.2 session IDs (no tickets)', function () {
   let server, port;
   const cache = new Map();

@@ -76,6 +76,8 @@ class TLSSocket extends net.Socket {
     this._secureEstablished = false;
     this._controlReleased = false;
     this._started = false;
+    this._handover = false; // waiting for node's writes before a takeover
+    this._startWanted = false; // _start() came while _handover
     this._hadError = false;
     this._enginePaused = false;
     this._finalCallback = null;
@@ -183,6 +185,10 @@ class TLSSocket extends net.Socket {
 
   _start() {
     if (this._started || this._handle === null) return;
+    if (this._handover) {
+      this._startWanted = true;
+      return;
+    }
     this._started = true;
     this._handle.start();
   }
@@ -525,7 +531,7 @@ class TLSSocket extends net.Socket {
       cb();
       return;
     }
-    if (!this._started) {
+    if (!this._started && !this._startWanted) {
       // Nothing was ever said on the wire: just end the transport.
       this._finalCallback = cb;
       this._onShutdown();

@@ -107,6 +107,12 @@ function attachTransport(socket, transport) {
 // TCP handle where it can be, else carry ciphertext through the Duplex.
 function useTransport(socket) {
   const transport = socket._transport;
+  // Bytes node still has to write on a socket we take over (a STARTTLS
+  // reply, say) go out first: closing node's handle would cancel them.
+  if (canTakeOver(transport) && transport.writableLength > 0) {
+    awaitNodeWrites(socket, transport);
+    return;
+  }
   // Bytes the transport already read (a STARTTLS upgrade) come first.
   if (transport.readableLength > 0 && typeof transport.read === 'function') {
     let chunk;
@@ -121,16 +127,39 @@ function useTransport(socket) {
   if (typeof transport.resume === 'function') transport.resume();
 }
 
+const kEmpty = Buffer.alloc(0);
+
+// The engine stays unstarted meanwhile (it would write its first flight
+// behind node's bytes, and the peer's answer would come to node), and what
+// the peer sends waits in the paused socket's buffer for useTransport(). A
+// write's callback runs once node has handed everything before it to the
+// kernel.
+function awaitNodeWrites(socket, raw) {
+  socket._handover = true;
+  raw.pause();
+  raw.write(kEmpty, (err) => {
+    // A failed write destroys the socket, and with it this TLSSocket.
+    if (err || socket._handle === null) return;
+    socket._handover = false;
+    useTransport(socket);
+    if (!socket._handover && socket._startWanted) socket._start();
+  });
+}
+
+function canTakeOver(raw) {
+  const handle = raw._handle;
+  // An ended socket stays with node, whose shutdown comes after its writes.
+  return !nativeTransportDisabled && raw instanceof net.Socket && !!handle && !raw.writableEnded &&
+    typeof handle.fd === 'number' && handle.fd >= 0 && typeof handle.readStop === 'function';
+}
+
 // A net.Socket on a TCP fd: the engine opens its own libuv handle on a
 // duplicate of the fd and node's handle is closed (the connection stays
 // open on the duplicate). The net.Socket stays as the connection node's
 // Server counts, with a stand-in handle, until this socket closes.
 function takeOver(socket, raw) {
+  if (!canTakeOver(raw)) return false;
   const handle = raw._handle;
-  if (nativeTransportDisabled || !(raw instanceof net.Socket) || !handle ||
-      typeof handle.fd !== 'number' || handle.fd < 0 || typeof handle.readStop !== 'function') {
-    return false;
-  }
   const addresses = {
     remoteAddress: raw.remoteAddress,
     remotePort: raw.remotePort,

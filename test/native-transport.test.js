@@ -222,3 +222,146 @@ describe('connection lifetime over TCP', function () {
     });
   }
 });
+
+describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
+  // Resolves with exactly `n` bytes from `raw`; whatever came behind them
+  // (the peer's first TLS bytes) is put back for the TLS socket to read.
+  function readExactly(raw, n) {
+    return new Promise((resolve, reject) => {
+      const chunks = [];
+      let got = 0;
+      const fail = () => reject(new Error(`the connection ended after ${got} of ${n} plaintext bytes`));
+      const onData = (d) => {
+        chunks.push(d);
+        got += d.length;
+        if (got < n) return;
+        raw.off('data', onData);
+        raw.off('end', fail);
+        raw.off('close', fail);
+        raw.pause();
+        const all = Buffer.concat(chunks);
+        if (all.length > n) raw.unshift(all.subarray(n));
+        resolve(all.subarray(0, n));
+      };
+      raw.on('data', onData);
+      raw.once('end', fail);
+      raw.once('close', fail);
+    });
+  }
+
+  // The writer's bytes are still queued in node's net.Socket when its TLS
+  // socket is made: the handover must wait for them, not drop them.
+  for (const writer of ['server', 'client']) {
+    it(`the ${writer} writes 8 MiB of plaintext and upgrades at once: all of it arrives, then TLS both ways`, async function () {
+      this.timeout(30000);
+      const plaintext = pattern(8 * 1024 * 1024, 1);
+      const toClient = pattern(1024 * 1024, 2);
+      const toServer = pattern(1024 * 1024, 3);
+      const secureContext = tlswrap.createSecureContext(serverOptions());
+      const sockets = [];
+      let onAccepted;
+      const accepted = new Promise((resolve) => { onAccepted = resolve; });
+      const server = net.createServer((s) => onAccepted(s));
+      const port = await listen(server);
+      try {
+        const clientRaw = net.connect(port, '127.0.0.1');
+        const serverRaw = await accepted;
+        await once(clientRaw, 'connect');
+        sockets.push(clientRaw, serverRaw);
+        for (const s of sockets) s.on('error', () => {});
+        const upgrade = (side) => {
+          const s = side === 'server' ?
+            new tlswrap.TLSSocket(serverRaw, { isServer: true, secureContext }) :
+            tlswrap.connect({ socket: clientRaw, servername: 'localhost', ca: fixtures.ca });
+          sockets.push(s);
+          s.on('error', () => {});
+          return s;
+        };
+        const reader = writer === 'server' ? 'client' : 'server';
+        const readerRaw = reader === 'server' ? serverRaw : clientRaw;
+        const writerRaw = writer === 'server' ? serverRaw : clientRaw;
+
+        const plainIn = readExactly(readerRaw, plaintext.length);
+        assert.strictEqual(writerRaw.write(plaintext), false, 'the plaintext is still queued in node');
+        const tls = { [writer]: upgrade(writer) };
+        assert.ok((await plainIn).equals(plaintext), 'the plaintext differs');
+        tls[reader] = upgrade(reader);
+
+        await Promise.all([once(tls.client, 'secureConnect'), once(tls.server, 'secure')]);
+        if (!builtin) for (const side of ['client', 'server']) assert.strictEqual(tls[side]._native, expectNative, side);
+        const clientIn = readExactly(tls.client, toClient.length);
+        const serverIn = readExactly(tls.server, toServer.length);
+        tls.server.write(toClient);
+        tls.client.write(toServer);
+        assert.ok((await clientIn).equals(toClient), 'server-to-client TLS data differs');
+        assert.ok((await serverIn).equals(toServer), 'client-to-server TLS data differs');
+      } finally {
+        for (const s of sockets) s.destroy();
+        await closeServer(server);
+      }
+    });
+  }
+
+  // The client sends its ClientHello right behind its STARTTLS line, so
+  // node has read TLS bytes before the server upgrades: the engine gets them.
+  for (const how of ['left unread in the buffer', 'read and unshifted']) {
+    it(`TLS bytes node read with the plaintext, ${how}, reach the engine`, async function () {
+      const line = 'STARTTLS\r\n';
+      const secureContext = tlswrap.createSecureContext(serverOptions());
+      const sockets = [];
+      let onAccepted;
+      const accepted = new Promise((resolve) => { onAccepted = resolve; });
+      const server = net.createServer((s) => onAccepted(s));
+      const port = await listen(server);
+      try {
+        const raw = net.connect(port, '127.0.0.1');
+        sockets.push(raw);
+        const plain = await accepted;
+        sockets.push(plain);
+        for (const s of sockets) s.on('error', () => {});
+        await once(raw, 'connect');
+        raw.write(line);
+        const client = tlswrap.connect({ socket: raw, servername: 'localhost', ca: fixtures.ca });
+        sockets.push(client);
+        client.on('error', () => {});
+        let first;
+        if (how === 'left unread in the buffer') {
+          plain.pause();
+          while (plain.readableLength <= line.length) await new Promise((resolve) => setTimeout(resolve, 5));
+          first = plain.read(line.length);
+        } else {
+          const chunks = [];
+          let got = 0;
+          await new Promise((resolve) => {
+            const onData = (d) => {
+              chunks.push(d);
+              got += d.length;
+              if (got <= line.length) return;
+              plain.off('data', onData);
+              plain.pause();
+              resolve();
+            };
+            plain.on('data', onData);
+          });
+          const all = Buffer.concat(chunks);
+          first = all.subarray(0, line.length);
+          plain.unshift(all.subarray(line.length));
+        }
+        assert.strictEqual(first.toString(), line);
+        const t = new tlswrap.TLSSocket(plain, { isServer: true, secureContext });
+        sockets.push(t);
+        t.on('error', () => {});
+        t.on('data', (d) => t.end(`secret:${d}`));
+        await once(client, 'secureConnect');
+        const chunks = [];
+        client.on('data', (d) => chunks.push(d));
+        client.write('hello');
+        await once(client, 'end');
+        assert.strictEqual(Buffer.concat(chunks).toString(), 'secret:hello');
+      } finally {
+        for (const s of sockets) s.destroy();
+        await closeServer(server);
+      }
+    });
+  }
+});

@@ -97,7 +97,10 @@ class NetSurface {
     return this;
   }
 
+  // Remembered, for a takeover that comes later (an unref() while connecting
+  // would otherwise stay with node's handle, which the takeover closes).
   ref() {
+    this._unrefed = false;
     if (this._native) {
       if (this._handle !== null) this._handle.ref();
     } else if (this._transport && typeof this._transport.ref === 'function') {
@@ -107,6 +110,7 @@ class NetSurface {
   }
 
   unref() {
+    this._unrefed = true;
     if (this._native) {
       if (this._handle !== null) this._handle.unref();
     } else if (this._transport && typeof this._transport.unref === 'function') {

@@ -101,6 +101,7 @@ class TLSSocket extends net.Socket {
     this._pendingSession = null;
     this._native = false; // the connection is on the engine's own TCP handle
     this._addresses = null; // its addresses, read before node's handle closed
+    this._unrefed = null; // the last ref() (false) or unref() (true); null: neither
 
     this.encrypted = true;
     this.authorized = false;

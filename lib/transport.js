@@ -52,8 +52,8 @@ const nativeTransportDisabled = process.env.TLSWRAP_TRANSPORT === 'js';
 
 // What a taken-over net.Socket keeps as its handle: enough for its destroy()
 // (which is what lets node's Server count the connection as gone) and for
-// its address getters, which keep answering as before.
-function standInHandle(addresses) {
+// its address getters, which keep answering as before, and for ref/unref.
+function standInHandle(addresses, owner) {
   return {
     getsockname(out) {
       out.address = addresses.localAddress;
@@ -78,8 +78,10 @@ function standInHandle(addresses) {
     readStart() { return 0; },
     readStop() { return 0; },
     getAsyncId() { return -1; },
-    ref() {},
-    unref() {},
+    // The net.Socket's ref()/unref() (and those it deferred to 'connect')
+    // are about the connection, which is now the owner's handle.
+    ref() { owner.ref(); },
+    unref() { owner.unref(); },
     setNoDelay() { return 0; },
     setKeepAlive() { return 0; },
   };
@@ -175,7 +177,12 @@ function takeOver(socket, raw) {
   }
   socket._addresses = addresses;
   socket._native = true;
-  raw._handle = standInHandle(addresses);
+  // The new handle starts ref'd: it takes the state asked of this socket
+  // (an unref() while connecting went to node's handle), else node's.
+  const unref = socket._unrefed !== null ? socket._unrefed :
+    typeof handle.hasRef === 'function' && !handle.hasRef();
+  if (unref) socket._handle.unref();
+  raw._handle = standInHandle(addresses, socket);
   handle.close();
   return true;
 }

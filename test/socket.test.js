@@ -11,7 +11,7 @@ const https = require('node:https');
 const net = require('node:net');
 const path = require('node:path');
 const { Duplex, PassThrough, Readable, Writable, getDefaultHighWaterMark } = require('node:stream');
-const { execFile } = require('node:child_process');
+const { execFile, spawn } = require('node:child_process');
 const { once } = require('node:events');
 const { fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer, makePair } = require('./common');
 
@@ -359,6 +359,109 @@ describe('socket: options and lifetime', function () {
       await closeServer(server);
     }
   });
+
+  // A child node process running test/child/`name` with `args`: its stdout
+  // one JSON object per line (next() resolves with the next one) and its
+  // exit; killed after 10 s, so a child the loop keeps alive fails the test.
+  function child(name, args) {
+    const proc = spawn(process.execPath, [path.join(__dirname, 'child', name), ...args]);
+    const lines = [];
+    const waiting = [];
+    let out = '';
+    let stderr = '';
+    proc.stdout.on('data', (d) => {
+      out += d;
+      let i;
+      while ((i = out.indexOf('\n')) !== -1) {
+        const line = JSON.parse(out.slice(0, i));
+        out = out.slice(i + 1);
+        if (waiting.length) waiting.shift()(line);
+        else lines.push(line);
+      }
+    });
+    proc.stderr.on('data', (d) => { stderr += d; });
+    const timer = setTimeout(() => proc.kill(), 10000);
+    const exited = new Promise((resolve) => proc.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve(code === 0 ? 'exited' : `exit code ${code}, signal ${signal}\n${stderr}`);
+    }));
+    return {
+      exited,
+      hasExited: () => proc.exitCode !== null || proc.signalCode !== null,
+      next: () => (lines.length ? Promise.resolve(lines.shift()) :
+        Promise.race([new Promise((resolve) => waiting.push(resolve)),
+          exited.then((how) => { throw new Error(`child ended before its next line: ${how}`); })])),
+      kill: () => proc.kill(),
+    };
+  }
+
+  // unref() (or ref() after it) before the TCP connection is up: the state
+  // holds for the handle that carries the connection once it is.
+  for (const mode of ['connecting', 'connecting-lookup', 'upgrade-unrefed']) {
+    it(`unref() before connecting lets the process exit: ${mode} (child process)`, async function () {
+      const server = tlswrap.createServer(serverOptions());
+      const serverSockets = [];
+      server.on('secureConnection', (sock) => {
+        serverSockets.push(sock);
+        sock.on('error', () => {});
+      });
+      const port = await listen(server);
+      const c = child('b-unref-early.js', [String(port), mode]);
+      try {
+        assert.deepStrictEqual(await c.next(), { authorized: true });
+        assert.strictEqual(await c.exited, 'exited');
+      } finally {
+        c.kill();
+        for (const s of serverSockets) s.destroy();
+        await closeServer(server);
+      }
+    });
+  }
+
+  for (const mode of ['ref-again', 'ref-again-lookup']) {
+    it(`ref() after unref() before connecting keeps the process alive: ${mode} (child process)`, async function () {
+      const server = tlswrap.createServer(serverOptions());
+      let onSock;
+      const serverSide = new Promise((resolve) => { onSock = resolve; });
+      server.on('secureConnection', (sock) => {
+        sock.on('error', () => {});
+        onSock(sock);
+      });
+      const port = await listen(server);
+      const c = child('b-unref-early.js', [String(port), mode]);
+      const sock = await serverSide;
+      try {
+        assert.deepStrictEqual(await c.next(), { authorized: true });
+        await sleep(300);
+        assert.strictEqual(c.hasExited(), false, 'the child exited with its connection ref\'d');
+        // Ending the connection is what lets it go.
+        sock.destroy();
+        assert.strictEqual(await c.exited, 'exited');
+      } finally {
+        c.kill();
+        sock.destroy();
+        await closeServer(server);
+      }
+    });
+  }
+
+  for (const mode of ['before-upgrade', 'connection-listener']) {
+    it(`unref() on an accepted net.Socket holds for its TLS socket: ${mode} (child process)`, async function () {
+      const c = child('b-unref-server.js', [mode]);
+      let client;
+      try {
+        const { port } = await c.next();
+        client = tlswrap.connect(clientOptions(port));
+        client.on('error', () => {});
+        await once(client, 'secureConnect');
+        assert.deepStrictEqual(await c.next(), { secure: true });
+        assert.strictEqual(await c.exited, 'exited');
+      } finally {
+        c.kill();
+        if (client) client.destroy();
+      }
+    });
+  }
 
   it('handshakeTimeout: a silent TCP client gets tlsClientError ERR_TLS_HANDSHAKE_TIMEOUT', async function () {
     const server = tlswrap.createServer(serverOptions({ handshakeTimeout: 200 }));

@@ -364,4 +364,72 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
       }
     });
   }
+
+  // Here the client does not wait for the plaintext: its ClientHello
+  // arrives while the server's takeover still waits for node's writes.
+  it('TLS bytes that arrive while node still writes the plaintext reach the engine', async function () {
+    this.timeout(30000);
+    // More than loopback's socket buffers hold while nobody reads.
+    const plaintext = pattern(16 * 1024 * 1024, 4);
+    const secureContext = tlswrap.createSecureContext(serverOptions());
+    const sockets = [];
+    let onAccepted;
+    const accepted = new Promise((resolve) => { onAccepted = resolve; });
+    const server = net.createServer((s) => onAccepted(s));
+    const port = await listen(server);
+    try {
+      const raw = net.connect(port, '127.0.0.1');
+      const serverRaw = await accepted;
+      await once(raw, 'connect');
+      sockets.push(raw, serverRaw);
+      for (const s of sockets) s.on('error', () => {});
+      serverRaw.write(plaintext);
+      const t = new tlswrap.TLSSocket(serverRaw, { isServer: true, secureContext });
+      sockets.push(t);
+      t.on('error', () => {});
+      t.on('data', (d) => t.end(`secret:${d}`));
+
+      // The client's TLS runs over a Duplex that hands it what follows the
+      // plaintext; it reads nothing until its ClientHello is at the server.
+      let skip = plaintext.length;
+      const head = [];
+      const tail = new Duplex({
+        read() { if (reading) raw.resume(); },
+        write(chunk, encoding, cb) { raw.write(chunk, cb); },
+        final(cb) { raw.end(); cb(); },
+      });
+      let reading = false;
+      const client = tlswrap.connect({ socket: tail, servername: 'localhost', ca: fixtures.ca });
+      sockets.push(client);
+      client.on('error', () => {});
+      const deadline = Date.now() + 5000;
+      while (serverRaw.bytesRead === 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      assert.ok(serverRaw.bytesRead > 0, 'no ClientHello at the server');
+      assert.ok(serverRaw.writableLength > 0, 'the plaintext was already written: nothing tested');
+      reading = true;
+      raw.on('data', (d) => {
+        if (skip > 0) {
+          const n = Math.min(skip, d.length);
+          head.push(d.subarray(0, n));
+          skip -= n;
+          d = d.subarray(n);
+        }
+        if (d.length > 0 && !tail.push(d)) raw.pause();
+      });
+      raw.on('end', () => tail.push(null));
+
+      await once(client, 'secureConnect');
+      assert.ok(Buffer.concat(head).equals(plaintext), 'the plaintext differs');
+      const chunks = [];
+      client.on('data', (d) => chunks.push(d));
+      client.write('hello');
+      await once(client, 'end');
+      assert.strictEqual(Buffer.concat(chunks).toString(), 'secret:hello');
+    } finally {
+      for (const s of sockets) s.destroy();
+      await closeServer(server);
+    }
+  });
 });

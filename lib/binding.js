@@ -7,7 +7,11 @@
 
 const path = require('node:path');
 
-const addonPath = path.join(__dirname, '..', 'build', 'Release', 'tlswrap.node');
+// TLSWRAP_ADDON names another build of the same addon to load instead, for
+// testing (`npm run test:asan` points it at a sanitizer build).
+const addonPath = process.env.TLSWRAP_ADDON ?
+  path.resolve(process.env.TLSWRAP_ADDON) :
+  path.join(__dirname, '..', 'build', 'Release', 'tlswrap.node');
 
 // The error to throw for a failed load of `file`: an actionable one where the
 // cause is known, the loader's own otherwise.

@@ -4,7 +4,22 @@
 // gives an error that says so (not the dynamic loader's words alone).
 
 const assert = require('node:assert');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
 const { builtin } = require('./common');
+
+const root = path.join(__dirname, '..');
+
+// Loads lib/binding.js in a child with TLSWRAP_ADDON set to `addon`.
+function loadWith(addon) {
+  return spawnSync(process.execPath, ['-e', `
+    try {
+      const b = require('./lib/binding');
+      console.log(JSON.stringify({ openssl: b.opensslVersion }));
+    } catch (e) {
+      console.log(JSON.stringify({ code: e.code, message: e.message }));
+    }`], { cwd: root, env: { ...process.env, TLSWRAP_ADDON: addon }, encoding: 'utf8', timeout: 10000 });
+}
 
 describe('loading the addon', function () {
   before(function () {
@@ -32,5 +47,14 @@ describe('loading the addon', function () {
     assert.strictEqual(explainLoadError(missing, '/x/tlswrap.node').code, 'ERR_TLSWRAP_NOT_BUILT');
     const other = new Error('something else');
     assert.strictEqual(explainLoadError(other, '/x/tlswrap.node'), other);
+  });
+
+  it('TLSWRAP_ADDON names another build to load (relative to the working directory)', function () {
+    const ok = loadWith(path.join('build', 'Release', 'tlswrap.node'));
+    assert.deepStrictEqual(JSON.parse(ok.stdout), { openssl: process.versions.openssl });
+    const missing = path.join(root, 'no-such-build', 'tlswrap.node');
+    const r = JSON.parse(loadWith(missing).stdout);
+    assert.strictEqual(r.code, 'ERR_TLSWRAP_NOT_BUILT');
+    assert.ok(r.message.includes(missing), r.message);
   });
 });

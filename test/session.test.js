@@ -9,7 +9,9 @@ const assert = require('node:assert');
 const crypto = require('node:crypto');
 const { once } = require('node:events');
 const tls = require('node:tls');
-const { builtin, tlswrap, serverOptions, clientOptions, listen, closeServer } = require('./common');
+const { builtin, fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer } = require('./common');
+
+const otherOptions = { key: fixtures.otherKey, cert: fixtures.otherCert };
 
 const { SSL_OP_NO_TICKET } = crypto.constants;
 
@@ -148,6 +150,83 @@ for (const version of ['TLSv1.2', 'TLSv1.3']) {
         const onB = await connectOnce(b.server, b.port, { session: first.sessions[0] });
         assert.strictEqual(onB.reused, false);
         assert.strictEqual(onB.protocol, version);
+      });
+  });
+
+  // node:tls keeps an SNI context's certificate on the connection's SSL but
+  // never switches its SSL_CTX: tickets are sealed and opened with the
+  // server's own keys, whichever context the name chose.
+  describe(`session resumption under SNI contexts, ${version}`, function () {
+    const servers = [];
+    async function start(extra, setup) {
+      const server = tlswrap.createServer(serverOptions({ minVersion: version, maxVersion: version, ...extra }));
+      if (setup) setup(server);
+      servers.push(server);
+      return { server, port: await listen(server) };
+    }
+    afterEach(async function () {
+      await Promise.all(servers.splice(0).map(closeServer));
+    });
+    const other = { servername: 'other.example' };
+
+    it('addContext: a session for the added name resumes on both ends', async function () {
+      const { server, port } = await start({}, (s) => s.addContext('other.example', otherOptions));
+      const first = await connectOnce(server, port, other);
+      assert.strictEqual(first.reused, false);
+      const again = await connectOnce(server, port, { ...other, session: first.sessions[0] });
+      assert.strictEqual(again.reused, true);
+      assert.strictEqual(again.serverReused, true);
+      assert.strictEqual(again.protocol, version);
+    });
+
+    it('SNICallback: a session resumes, and the resumed handshake does not ask SNICallback again',
+      async function () {
+        const context = tlswrap.createSecureContext(otherOptions);
+        const calls = [];
+        const { server, port } = await start({
+          SNICallback: (name, cb) => { calls.push(name); cb(null, context); },
+        });
+        const first = await connectOnce(server, port, other);
+        assert.deepStrictEqual(calls, ['other.example']);
+        const again = await connectOnce(server, port, { ...other, session: first.sessions[0] });
+        assert.strictEqual(again.reused, true);
+        assert.strictEqual(again.serverReused, true);
+        assert.deepStrictEqual(calls, ['other.example']);
+      });
+
+    it("the server's ticket keys seal an SNI context's tickets, not that context's own",
+      async function () {
+        const context = tlswrap.createSecureContext(otherOptions);
+        const { server, port } = await start({}, (s) => s.addContext('other.example', context));
+        const first = await connectOnce(server, port, other);
+        context.context.setTicketKeys(crypto.randomBytes(48));
+        const kept = await connectOnce(server, port, { ...other, session: first.sessions[0] });
+        assert.strictEqual(kept.reused, true);
+        server.setTicketKeys(crypto.randomBytes(48));
+        const rotated = await connectOnce(server, port, { ...other, session: first.sessions[0] });
+        assert.strictEqual(rotated.reused, false);
+        assert.strictEqual(rotated.serverReused, false);
+      });
+
+    it('a session made for one server name does not resume under another (full handshake)',
+      async function () {
+        const { server, port } = await start({}, (s) => {
+          s.addContext('other.example', otherOptions);
+          s.addContext('other2.example', otherOptions);
+        });
+        const first = await connectOnce(server, port, other);
+        // node:tls binds sessions to the server name in recent releases
+        // (24.22 does, its session buffers then carry the name; 20.20 does
+        // not and resumes under any name).
+        if (builtin && !first.sessions[0].includes('nodejs:tls:session')) this.skip();
+        const session = first.sessions[0];
+        // Same SNI context, the default context, case, and no SNI at all.
+        for (const servername of ['other2.example', 'localhost', 'OTHER.example', '']) {
+          const r = await connectOnce(server, port, { servername, session, rejectUnauthorized: false });
+          assert.deepStrictEqual([servername, r.reused, r.serverReused], [servername, false, false]);
+        }
+        const mine = await connectOnce(server, port, { ...other, session });
+        assert.strictEqual(mine.reused, true);
       });
   });
 }

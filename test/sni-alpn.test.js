@@ -82,6 +82,14 @@ describe('SNI', function () {
     assert.strictEqual(r.client.authorized, true);
   });
 
+  it('SNICallback answering a context with no certificate keeps the default certificate', async function () {
+    const empty = tlswrap.createSecureContext();
+    const r = await handshake(serverOptions({ SNICallback: (name, cb) => cb(null, empty) }), { servername: 'localhost' });
+    assert.deepStrictEqual(r.client.events, ['secureConnect']);
+    assert.strictEqual(r.client.cn, 'localhost');
+    assert.strictEqual(r.client.authorized, true);
+  });
+
   it('SNICallback error: server tlsClientError with that very error, client ECONNRESET', async function () {
     const boom = new Error('boom');
     const r = await handshake(serverOptions({ SNICallback: (name, cb) => cb(boom) }), { servername: 'other.example' });

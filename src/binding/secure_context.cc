@@ -354,6 +354,7 @@ void SecureContext::SetSessionIdContext(const Napi::CallbackInfo& info) {
                                      static_cast<unsigned int>(sid.size())) != 1) {
     ThrowCryptoError(info.Env(), "Failed to set session id context");
   }
+  sid_ctx_ = std::move(sid);
 }
 
 void SecureContext::SetSessionTimeout(const Napi::CallbackInfo& info) {

@@ -6,6 +6,7 @@
 #include <napi.h>
 
 #include <array>
+#include <string>
 
 #include "engine/openssl_ptr.h"
 
@@ -21,6 +22,7 @@ class SecureContext : public Napi::ObjectWrap<SecureContext> {
   ~SecureContext() override;
 
   SSL_CTX* ctx() const { return ctx_.get(); }
+  const std::string& session_id_context() const { return sid_ctx_; }
 
  private:
   static int TicketKeyCallback(SSL* ssl, unsigned char* name, unsigned char* iv,
@@ -69,6 +71,9 @@ class SecureContext : public Napi::ObjectWrap<SecureContext> {
   SslCtxPtr ctx_;
   bool external_reported_ = false;
   bool own_store_ = false;
+  // What setSessionIdContext() set: server sessions are bound to it and to
+  // the ClientHello's server name.
+  std::string sid_ctx_;
   // name (16) | HMAC secret (16) | AES key (16): the layout node:tls exposes
   // through getTicketKeys()/setTicketKeys().
   std::array<unsigned char, 48> ticket_keys_{};

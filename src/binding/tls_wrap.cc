@@ -36,6 +36,7 @@ TLSWrap::TLSWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<TLSWrap>(inf
                                      AddonData::Get(env)->block_pool,
                                      static_cast<Engine::Delegate*>(this));
   if (!engine_->ok()) ThrowCryptoError(env, "SSL_new failed");
+  engine_->SetSessionIdContext(sc->session_id_context());
   async_context_ =
       std::make_unique<Napi::AsyncContext>(env, "TLSWRAP", info.This().As<Napi::Object>());
 

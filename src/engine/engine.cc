@@ -170,13 +170,34 @@ bool Engine::CertCbDone(SSL_CTX* ctx) {
   if (dead() || cert_cb_ != Pause::kWaiting) return true;
   cert_cb_ = Pause::kDone;
   if (ctx == nullptr) return true;
+  // Only the chosen context's certificate, key and chain move onto the SSL,
+  // as in node:tls. Its SSL_CTX stays the server's, so tickets are sealed and
+  // opened with the server's keys: a ClientHello is read before any SNI
+  // choice, so tickets sealed with the SNI context's keys would never open.
+  // A context with no certificate leaves the server's in place.
+  X509* cert = SSL_CTX_get0_certificate(ctx);
+  EVP_PKEY* key = SSL_CTX_get0_privatekey(ctx);
+  STACK_OF(X509)* chain = nullptr;
+  if (cert == nullptr || key == nullptr || SSL_CTX_get0_chain_certs(ctx, &chain) != 1) {
+    return true;
+  }
   ErrorQueueGuard guard;
-  if (SSL_set_SSL_CTX(ssl(), ctx) == nullptr) return false;
-  // Client certificates are checked against the chosen context's CAs.
+  SSL_certs_clear(ssl());
+  if (SSL_use_certificate(ssl(), cert) != 1 || SSL_use_PrivateKey(ssl(), key) != 1 ||
+      SSL_set1_chain(ssl(), chain) != 1) {
+    return false;
+  }
+  // Client certificates are checked against the chosen context's CAs, and a
+  // chain left to OpenSSL is built from them too.
   SSL_set1_verify_cert_store(ssl(), SSL_CTX_get_cert_store(ctx));
+  SSL_set1_chain_cert_store(ssl(), SSL_CTX_get_cert_store(ctx));
   STACK_OF(X509_NAME)* names = SSL_CTX_get_client_CA_list(ctx);
   if (names != nullptr) SSL_set_client_CA_list(ssl(), SSL_dup_CA_list(names));
   return true;
+}
+
+void Engine::SetSessionIdContext(const std::string& sid_ctx) {
+  sid_ctx_ = sid_ctx;
 }
 
 void Engine::EnableSessionEvents(bool new_session, bool resume_session) {

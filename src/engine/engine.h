@@ -144,8 +144,12 @@ class Engine {
   void SetVerifyMode(bool request_cert, bool reject_unauthorized);
   void EnableKeylog() { keylog_ = true; }
   void EnableCertCb();
-  // Ends the pause the SNI callback asked for, switching to `ctx` if given.
+  // Ends the pause the SNI callback asked for, serving the certificate of
+  // `ctx` if given. False if OpenSSL refused it.
   bool CertCbDone(SSL_CTX* ctx);
+  // The server's sessionIdContext, from which the session id context bound
+  // to each ClientHello's server name is derived.
+  void SetSessionIdContext(const std::string& sid_ctx);
   void EnableSessionEvents(bool new_session, bool resume_session);
   // Ends the pause a resumeSession listener asked for, with the session it
   // found (DER, may be empty).
@@ -176,6 +180,7 @@ class Engine {
   static int ClientHelloCallback(SSL* ssl, int* alert, void* arg);
   static SSL_SESSION* GetSessionCallback(SSL* ssl, const unsigned char* id, int len, int* copy);
   static int VerifyCallback(int preverify_ok, X509_STORE_CTX* ctx);
+  void BindSessionsToServerName();
 
   // Decrypts one chunk; true if it produced anything.
   bool ClearOut(Batch* out);
@@ -215,6 +220,7 @@ class Engine {
   bool new_session_events_ = false;
   Pause resume_ = Pause::kDone;  // kNone once a listener asks
   SslSessionPtr loaded_session_;
+  std::string sid_ctx_;  // the server context's sessionIdContext
 
   bool started_ = false;
   bool established_ = false;

@@ -2,6 +2,8 @@
 // stamped with the plaintext offset they happened at (delivery keeps wire
 // order); SNI and resumption pause the handshake instead of asking anyone;
 // only ALPN selection asks the Delegate while OpenSSL is on the stack.
+#include <string_view>
+
 #include "engine.h"
 
 namespace tlswrap {
@@ -112,8 +114,52 @@ int Engine::CertCallback(SSL* ssl, void* /*arg*/) {
   return -1;
 }
 
+namespace {
+
+// The host_name of a ClientHello's server_name extension, or empty. OpenSSL
+// parses the extension only after the ClientHello callback and refuses a
+// malformed one itself, so anything unexpected here is just "no name".
+std::string_view ClientHelloServerName(SSL* ssl) {
+  const unsigned char* p = nullptr;
+  size_t len = 0;
+  if (SSL_client_hello_get0_ext(ssl, TLSEXT_TYPE_server_name, &p, &len) != 1 || len < 5) return {};
+  size_t list_len = (size_t{p[0]} << 8) | p[1];
+  size_t name_len = (size_t{p[3]} << 8) | p[4];
+  if (list_len != len - 2 || p[2] != TLSEXT_NAMETYPE_host_name || name_len > len - 5) return {};
+  return std::string_view(reinterpret_cast<const char*>(p + 5), name_len);
+}
+
+}  // namespace
+
+// A session resumes only under the server name it was made for, as with
+// node:tls 24: the session id context is derived from the name before
+// OpenSSL looks the offered session (ticket or id) up. Derived from the
+// context's own value each time, so a ClientHello seen twice (a retried
+// callback, a HelloRetryRequest) binds the same way.
+void Engine::BindSessionsToServerName() {
+  std::string_view name = ClientHelloServerName(ssl());
+  std::string id = sid_ctx_;
+  if (!name.empty()) {
+    std::string input = id;
+    input.push_back('\0');
+    input.append(name);
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int digest_len = 0;
+    if (EVP_Digest(input.data(), input.size(), digest, &digest_len, EVP_sha256(), nullptr) != 1) {
+      return;
+    }
+    static_assert(SSL_MAX_SID_CTX_LENGTH >= 32, "a SHA-256 digest fits a session id context");
+    id.assign(reinterpret_cast<const char*>(digest), digest_len);
+  }
+  SSL_set_session_id_context(ssl(), reinterpret_cast<const unsigned char*>(id.data()),
+                             static_cast<unsigned int>(id.size()));
+}
+
 int Engine::ClientHelloCallback(SSL* ssl, int* /*alert*/, void* /*arg*/) {
   Engine* engine = FromSSL(ssl);
+  if (engine != nullptr && engine->is_server_ && !engine->established_) {
+    engine->BindSessionsToServerName();
+  }
   if (engine == nullptr || !engine->is_server_ || engine->resume_ == Pause::kDone) {
     return SSL_CLIENT_HELLO_SUCCESS;
   }

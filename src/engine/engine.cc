@@ -110,7 +110,7 @@ void Engine::Destroy() {
 }
 
 bool Engine::WantsInput() const {
-  return !dead() && reading_ && !read_closed_ && backlog() < kReadBacklogLimit;
+  return !dead() && reading_ && !replies_blocked();
 }
 
 // ---- Control ----
@@ -264,7 +264,7 @@ void Engine::TakeEvents(Batch* out) {
 
 bool Engine::ClearOut(Batch* out) {
   if (!reading_ || read_closed_ || cert_cb_ == Pause::kWaiting || resume_ == Pause::kWaiting ||
-      backlog() >= kReadBacklogLimit) {
+      replies_blocked()) {
     return false;
   }
   size_t buffered = enc_in_.size() + static_cast<size_t>(SSL_pending(ssl()));
@@ -291,6 +291,7 @@ bool Engine::ClearOut(Batch* out) {
   size_t fill = 0;
   int err = SSL_ERROR_NONE;
   unsigned long err_code = 0;
+  uint64_t produced = enc_out_.committed();
   {
     ErrorQueueGuard guard;
     read_fill_ = 0;
@@ -307,6 +308,7 @@ bool Engine::ClearOut(Batch* out) {
     }
   }
   if (dead()) return false;
+  if (transport_blocked_) reply_backlog_ += enc_out_.committed() - produced;
   bool full = fill == cap;
   if (err == SSL_ERROR_ZERO_RETURN) {
     read_closed_ = true;

@@ -90,11 +90,12 @@ class Engine {
   // Chunks of a write smaller than this are staged into one block so they
   // share records; larger ones are encrypted where they are.
   static constexpr size_t kStageThreshold = 16 * 1024;
-  // Ciphertext produced but not yet flushed beyond which reading stops:
-  // above what writes alone can queue (they stop at the transport's
-  // high-water mark plus one slice), so only replies that reads provoke
-  // (KeyUpdate, renegotiation) reach it, from a peer that never reads.
-  static constexpr size_t kReadBacklogLimit = 1024 * 1024;
+  // Ciphertext that reads provoke (KeyUpdate and renegotiation replies)
+  // while the transport is blocked, beyond which reading stops until it
+  // drains: a peer that never reads cannot grow our queue without bound. Data
+  // alone never stops reading, or two peers writing to each other would
+  // both wait for the other to read.
+  static constexpr size_t kReplyBacklogLimit = 16 * 1024;
 
   // Installs the callbacks every SSL_CTX needs to reach its Engine.
   static void ConfigureContext(SSL_CTX* ctx);
@@ -117,7 +118,10 @@ class Engine {
   void Shutdown();
   void ReceiveEOF();
   void TransportError(int error, const char* syscall);
-  void SetTransportBlocked(bool blocked) { transport_blocked_ = blocked; }
+  void SetTransportBlocked(bool blocked) {
+    transport_blocked_ = blocked;
+    if (!blocked) reply_backlog_ = 0;
+  }
   // Ciphertext bytes the transport has written so far (a running total).
   void SetFlushed(uint64_t total) { flushed_ = total; }
   void SetReading(bool reading) { reading_ = reading; }
@@ -192,7 +196,9 @@ class Engine {
   void TakeEvents(Batch* out);
   bool CollectFlushedWrites(Batch* out);
   void FreeIdleBuffers();
-  uint64_t backlog() const { return enc_out_.committed() - flushed_; }
+  bool replies_blocked() const {
+    return transport_blocked_ && reply_backlog_ >= kReplyBacklogLimit;
+  }
 
   SslPtr ssl_;
   bool is_server_;
@@ -200,6 +206,7 @@ class Engine {
   CipherBuffer enc_in_;
   CipherBuffer enc_out_;
   uint64_t flushed_ = 0;
+  size_t reply_backlog_ = 0;  // ciphertext reads made while the transport was blocked
 
   size_t read_fill_ = 0;  // plaintext in the current chunk: the stamp for events
   std::vector<Event> events_;

@@ -65,9 +65,12 @@ Engine::Engine(SSL_CTX* ctx, bool is_server, std::shared_ptr<BlockPool> pool, De
 }
 
 Engine::~Engine() {
+  if (!ssl_) return;
   // OpenSSL's callbacks may run from SSL_free (a session leaving the cache):
-  // they must not find this half-destroyed engine.
-  if (ssl_) SSL_set_app_data(ssl(), nullptr);
+  // they must not find this half-destroyed engine. The SSL goes before the
+  // buffers its BIOs point into.
+  SSL_set_app_data(ssl(), nullptr);
+  ssl_.reset();
 }
 
 // ---- Input ----

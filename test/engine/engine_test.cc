@@ -1,0 +1,445 @@
+// The engine's own tests: two engines joined in memory (pair.h), each
+// behaviour checked on what an embedder sees (plaintext, events in order,
+// ciphertext leaving).
+#include <cstring>
+
+#include "pair.h"
+
+namespace enginetest {
+namespace {
+
+constexpr int kTls12 = TLS1_2_VERSION;
+constexpr int kTls13 = TLS1_3_VERSION;
+
+// Index of the first event of `type` after index `from`, or -1.
+int IndexOf(const Endpoint& e, EventType type, int from = 0) {
+  for (size_t i = static_cast<size_t>(from); i < e.events.size(); i++) {
+    if (e.events[i].type == type) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// ---- 1. Handshake and data ----
+
+void HandshakeAndData(int version, size_t chunk) {
+  Pair p(version);
+  p.chunk = chunk;
+  std::string up = Pattern(100000, 1);
+  std::string down = Pattern(70000, 2);
+  p.client.engine->Start();
+  p.server.engine->Start();
+  // Queued before the handshake: sent once it is over.
+  p.client.Write(up.substr(0, 1000), 1);
+  p.Pump();
+  CHECK(p.client.engine->established());
+  CHECK(p.server.engine->established());
+  CHECK_EQ(p.client.Count(EventType::kHandshakeDone), 1u);
+  CHECK_EQ(p.server.Count(EventType::kHandshakeDone), 1u);
+  CHECK_EQ(SSL_version(p.client.engine->ssl()), version);
+  p.client.Write(up.substr(1000, 50000), 2);
+  p.server.Write(down.substr(0, 30000));
+  p.client.Write(up.substr(51000), 3);
+  p.server.Write(down.substr(30000));
+  p.Pump();
+  CHECK_EQ(p.server.received.size(), up.size());
+  CHECK(p.server.received == up);
+  CHECK_EQ(p.client.received.size(), down.size());
+  CHECK(p.client.received == down);
+  // Each write completes, in order.
+  std::vector<uint64_t> done;
+  for (const Seen& s : p.client.events) {
+    if (s.type == EventType::kWriteDone) done.push_back(s.value);
+  }
+  CHECK(done == (std::vector<uint64_t>{1, 2, 3}));
+  CHECK(p.client.Find(EventType::kError) == nullptr);
+  CHECK(p.server.Find(EventType::kError) == nullptr);
+}
+
+TEST(handshake_tls12_data_both_ways) {
+  HandshakeAndData(kTls12, static_cast<size_t>(-1));
+}
+TEST(handshake_tls13_data_both_ways) {
+  HandshakeAndData(kTls13, static_cast<size_t>(-1));
+}
+TEST(handshake_tls12_slow_network) {
+  HandshakeAndData(kTls12, 333);
+}
+TEST(handshake_tls13_slow_network) {
+  HandshakeAndData(kTls13, 333);
+}
+
+// ---- 2. Coalescing ----
+
+void Coalescing(int version) {
+  Pair p(version);
+  p.Handshake();
+  p.client.data_batches = 0;
+  p.client.clear_buffer_calls = 0;
+  std::string all;
+  for (int i = 0; i < 60; i++) {
+    std::string record = Pattern(1024, 100 + i);
+    all += record;
+    p.server.Write(record);  // one write, one record
+  }
+  p.server.Run();
+  CHECK(p.server.Unsent().size() > 60 * 1024);
+  // All 60 records arrive at once.
+  CHECK(p.Transfer(p.server, p.client));
+  p.client.Run();
+  CHECK(p.client.received == all);
+  CHECK(p.client.data_batches >= 1);
+  CHECK(p.client.data_batches <= 2);
+  CHECK(p.client.clear_buffer_calls <= 2);
+}
+
+TEST(coalescing_60_records_tls13) {
+  Coalescing(kTls13);
+}
+TEST(coalescing_60_records_tls12) {
+  Coalescing(kTls12);
+}
+
+// ---- 3. Ordering ----
+
+TEST(session_event_between_data_it_came_between) {
+  Pair p(kTls13);
+  p.Handshake();
+  p.client.events.clear();
+  std::string before = Pattern(100, 3);
+  std::string after = Pattern(200, 4);
+  size_t base = p.client.received.size();
+  p.server.Write(before);
+  CHECK(p.server.engine->NewSessionTicket());
+  p.server.Run();
+  p.server.Write(after);
+  p.server.Run();
+  // Data, ticket and data reach the client together: one read sees them all.
+  CHECK(p.Transfer(p.server, p.client));
+  p.client.data_batches = 0;
+  p.client.Run();
+  CHECK_EQ(p.client.data_batches, 1u);
+  CHECK(p.client.received.substr(base) == before + after);
+  const Seen* session = p.client.Find(EventType::kSession);
+  CHECK(session != nullptr);
+  CHECK_EQ(session->at, base + before.size());
+  CHECK_EQ(p.client.Count(EventType::kSession), 1u);
+}
+
+TEST(end_after_all_data_on_close_notify) {
+  Pair p(kTls13);
+  p.Handshake();
+  std::string tail = Pattern(40000, 5);
+  p.server.Write(tail, 1);
+  p.server.engine->Shutdown();
+  p.Pump();
+  CHECK(p.client.received == tail);
+  const Seen* end = p.client.Find(EventType::kEnd);
+  CHECK(end != nullptr);
+  CHECK_EQ(end->at, tail.size());
+  CHECK(p.client.events.back().type == EventType::kEnd);
+  CHECK(p.client.Find(EventType::kError) == nullptr);
+  CHECK_EQ(p.server.Count(EventType::kShutdown), 1u);
+  CHECK_EQ(p.server.Count(EventType::kWriteDone), 1u);
+}
+
+// ---- 4. Write completion ----
+
+TEST(write_done_only_once_ciphertext_is_flushed) {
+  Pair p(kTls13);
+  p.Handshake();
+  Endpoint& c = p.client;
+  c.auto_flush = false;
+  uint64_t start = c.taken;
+  c.Write(Pattern(100000, 6), 1);
+  c.Run();
+  uint64_t end1 = c.taken;
+  c.Write(Pattern(3000, 7), 2);
+  c.Run();
+  uint64_t end2 = c.taken;
+  CHECK(end1 > start + 100000);
+  CHECK(end2 > end1);
+  CHECK_EQ(c.Count(EventType::kWriteDone), 0u);
+  // All but the last byte of write 1 flushed: not done yet.
+  c.engine->SetFlushed(end1 - 1);
+  c.Run();
+  CHECK_EQ(c.Count(EventType::kWriteDone), 0u);
+  c.engine->SetFlushed(end1);
+  c.Run();
+  CHECK_EQ(c.Count(EventType::kWriteDone), 1u);
+  CHECK_EQ(c.Find(EventType::kWriteDone)->value, 1u);
+  c.engine->SetFlushed(end2 - 1);
+  c.Run();
+  CHECK_EQ(c.Count(EventType::kWriteDone), 1u);
+  c.engine->SetFlushed(end2);
+  c.Run();
+  CHECK_EQ(c.Count(EventType::kWriteDone), 2u);
+  CHECK_EQ(c.events.back().value, 2u);
+  p.Pump();
+  CHECK_EQ(p.server.received.size(), 103000u);
+}
+
+// ---- 5. Detached memory ----
+
+// A write whose memory the embedder can take away (a detached ArrayBuffer).
+class DetachableSource : public tlswrap::WriteSource {
+ public:
+  DetachableSource(std::vector<std::string> pieces, std::shared_ptr<std::vector<bool>> gone)
+      : pieces_(std::move(pieces)), gone_(std::move(gone)) {}
+  size_t count() const override { return pieces_.size(); }
+  size_t size(size_t i) const override { return pieces_[i].size(); }
+  bool Get(size_t i, const char** data) override {
+    if ((*gone_)[i]) return false;
+    *data = pieces_[i].data();
+    return true;
+  }
+
+ private:
+  std::vector<std::string> pieces_;
+  std::shared_ptr<std::vector<bool>> gone_;
+};
+
+void CheckGone(const Endpoint& e, uint64_t id) {
+  int gone = IndexOf(e, EventType::kWriteGone);
+  CHECK(gone >= 0);
+  CHECK_EQ(e.events[gone].value, id);
+  CHECK(IndexOf(e, EventType::kError, gone) > gone);
+  for (const Seen& s : e.events) CHECK(!(s.type == EventType::kWriteDone && s.value == id));
+}
+
+TEST(write_memory_gone_before_handshake) {
+  Pair p(kTls13);
+  auto gone = std::make_shared<std::vector<bool>>(1, false);
+  p.client.engine->Start();
+  p.server.engine->Start();
+  p.client.engine->Write(
+      std::make_unique<DetachableSource>(std::vector<std::string>{Pattern(5000, 8)}, gone), 9);
+  (*gone)[0] = true;
+  p.Pump();
+  CheckGone(p.client, 9);
+  CHECK(p.server.received.empty());
+}
+
+TEST(write_memory_gone_while_transport_blocked) {
+  Pair p(kTls13);
+  p.Handshake();
+  auto gone = std::make_shared<std::vector<bool>>(3, false);
+  std::vector<std::string> pieces{Pattern(100, 9), Pattern(100, 10), Pattern(20000, 11)};
+  p.client.engine->SetTransportBlocked(true);
+  p.client.engine->Write(std::make_unique<DetachableSource>(pieces, gone), 4);
+  p.client.Run();
+  (*gone)[1] = true;
+  p.client.engine->SetTransportBlocked(false);
+  p.Pump();
+  CheckGone(p.client, 4);
+  // Nothing of the pieces that were gone (or came after them).
+  CHECK(p.server.received.size() <= pieces[0].size());
+  CHECK(pieces[0].compare(0, p.server.received.size(), p.server.received) == 0);
+}
+
+// ---- 6. KeyUpdate flood from a peer that never reads ----
+
+TEST(key_update_flood_stops_reading_while_blocked) {
+  Pair p(kTls13);
+  p.Handshake();
+  p.chunk = 4096;
+  Endpoint& s = p.server;
+  s.engine->SetTransportBlocked(true);
+  // The client asks for a KeyUpdate reply again and again and never reads.
+  // A byte of data after each keeps OpenSSL's limit on consecutive
+  // KeyUpdates out of the way.
+  SSL* peer = p.client.engine->ssl();
+  const int kUpdates = 3000;
+  std::string sent;
+  for (int i = 0; i < kUpdates; i++) {
+    CHECK(SSL_key_update(peer, SSL_KEY_UPDATE_REQUESTED) == 1);
+    char byte = static_cast<char>('a' + i % 26);
+    CHECK(SSL_write(peer, &byte, 1) == 1);
+    sent.push_back(byte);
+  }
+  ERR_clear_error();
+  p.client.TakeCipher();
+  uint64_t before = s.taken;
+  for (int i = 0; i < 10000 && p.Transfer(p.client, s); i++) s.Run();
+  uint64_t replies = s.taken - before;
+  CHECK(!s.engine->WantsInput());
+  CHECK(!p.client.Unsent().empty());
+  CHECK(replies >= Engine::kReplyBacklogLimit);
+  // At most one read past the limit: one chunk's worth of KeyUpdates.
+  CHECK(replies <= Engine::kReplyBacklogLimit + p.chunk);
+  CHECK(sent.compare(0, s.received.size(), s.received) == 0);
+  // Drained: reading resumes and everything arrives.
+  s.engine->SetTransportBlocked(false);
+  CHECK(s.engine->WantsInput());
+  p.Pump();
+  CHECK(s.received == sent);
+  CHECK(s.Find(EventType::kError) == nullptr);
+}
+
+// ---- 7. Partial records ----
+
+void Trickle(int version) {
+  Pair p(version);
+  p.Handshake();
+  Endpoint& c = p.client;
+  c.data_batches = 0;
+  c.clear_buffer_calls = 0;
+  std::string all;
+  for (size_t len : {5000, 5000, 5000, 20000}) {
+    std::string data = Pattern(len, static_cast<uint32_t>(len + all.size()));
+    all += data;
+    p.server.Write(data);
+  }
+  p.server.Run();
+  p.chunk = 1;
+  while (p.Transfer(p.server, c)) c.Run();
+  CHECK(c.received == all);
+  // 5 records (the last write is two): one chunk of memory for each, asked
+  // for once the record was decrypted.
+  CHECK_EQ(c.data_batches, 5u);
+  CHECK_EQ(c.clear_buffer_calls, 5u);
+}
+
+TEST(trickled_records_ask_for_memory_once_each_tls13) {
+  Trickle(kTls13);
+}
+TEST(trickled_records_ask_for_memory_once_each_tls12) {
+  Trickle(kTls12);
+}
+
+// ---- 8. Destroy ----
+
+TEST(destroy_stops_everything) {
+  Pair p(kTls13);
+  p.Handshake();
+  p.server.Write(Pattern(30000, 12));
+  p.server.Run();
+  p.Transfer(p.server, p.client);
+  p.client.Write(Pattern(30000, 13));
+  p.client.engine->Shutdown();
+  p.client.engine->Destroy();
+  tlswrap::Batch batch;
+  CHECK(!p.client.engine->Step(&batch));
+  CHECK(batch.empty());
+  CHECK(p.client.engine->enc_out().empty());
+  CHECK(!p.client.engine->WantsInput());
+}
+
+void DestroyInClearBuffer(size_t len) {
+  Pair p(kTls13);
+  p.Handshake();
+  Endpoint& c = p.client;
+  size_t events = 0;
+  size_t received = 0;
+  uint64_t taken = 0;
+  c.on_clear_buffer = [&] {
+    c.engine->Destroy();
+    events = c.events.size();
+    received = c.received.size();
+    taken = c.taken;
+  };
+  p.server.Write(Pattern(len, 15));
+  p.server.Run();
+  CHECK(p.Transfer(p.server, c));
+  c.Write(Pattern(1000, 14));  // would go out after the read
+  p.Pump();
+  CHECK_EQ(c.clear_buffer_calls, 1u);
+  CHECK_EQ(c.received.size(), received);
+  CHECK_EQ(c.events.size(), events);
+  CHECK_EQ(c.taken, taken);
+  CHECK(c.engine->enc_out().empty());
+  CHECK(p.server.received.empty());
+}
+
+// Small: decrypted first, memory asked for after. Large: asked for first.
+TEST(destroy_in_clear_buffer_small_read) {
+  DestroyInClearBuffer(100);
+}
+TEST(destroy_in_clear_buffer_large_read) {
+  DestroyInClearBuffer(60000);
+}
+
+// ---- 9. Garbage ----
+
+TEST(garbage_to_server_is_an_error_not_a_crash) {
+  for (uint32_t seed = 1; seed <= 50; seed++) {
+    Pair p(0);
+    p.server.engine->Start();
+    // More than any record header can announce, so OpenSSL decides.
+    std::string junk = Pattern(70000, 1000 + seed);
+    p.server.engine->enc_in().Append(junk.data(), junk.size());
+    p.server.Run();
+    const Seen* error = p.server.Find(EventType::kError);
+    CHECK(error != nullptr);
+    CHECK(error->value != 0);
+    CHECK(p.server.received.empty());
+    CHECK(!p.server.engine->established());
+  }
+}
+
+TEST(garbage_after_handshake_is_an_error) {
+  for (uint32_t seed = 1; seed <= 20; seed++) {
+    Pair p(seed % 2 ? kTls13 : kTls12);
+    p.Handshake();
+    p.server.Write("before");
+    p.Pump();
+    std::string junk = Pattern(70000, 2000 + seed);
+    p.client.engine->enc_in().Append(junk.data(), junk.size());
+    p.client.Run();
+    const Seen* error = p.client.Find(EventType::kError);
+    CHECK(error != nullptr);
+    CHECK(error->value != 0);
+    CHECK(p.client.received == "before");
+  }
+}
+
+// ---- 10. Renegotiation ----
+
+TEST(renegotiation_tls12_with_data_both_ways) {
+  Pair p(kTls12);
+  p.Handshake();
+  p.chunk = 1000;
+  std::string up;
+  std::string down;
+  auto send = [&](uint32_t seed) {
+    std::string u = Pattern(7000, seed);
+    std::string d = Pattern(9000, seed + 1000);
+    up += u;
+    down += d;
+    p.client.Write(u);
+    p.server.Write(d);
+  };
+  send(1);
+  unsigned long err = 0;
+  CHECK(p.client.engine->Renegotiate(&err));
+  CHECK_EQ(err, 0ul);
+  send(2);
+  // A few hops only, so data is in flight while the handshake runs.
+  for (int i = 0; i < 3; i++) {
+    p.client.Run();
+    p.server.Run();
+    p.Transfer(p.client, p.server);
+    p.Transfer(p.server, p.client);
+    send(10 + i);
+  }
+  p.Pump();
+  send(20);
+  p.Pump();
+  CHECK(p.server.received == up);
+  CHECK(p.client.received == down);
+  CHECK_EQ(p.client.Count(EventType::kHandshakeDone), 2u);
+  CHECK_EQ(p.server.Count(EventType::kHandshakeDone), 2u);
+  CHECK(!SSL_renegotiate_pending(p.client.engine->ssl()));
+  CHECK(p.client.Find(EventType::kError) == nullptr);
+  CHECK(p.server.Find(EventType::kError) == nullptr);
+}
+
+TEST(renegotiation_refused_on_tls13) {
+  Pair p(kTls13);
+  p.Handshake();
+  unsigned long err = 0;
+  CHECK(!p.client.engine->Renegotiate(&err));
+  CHECK(err != 0);
+}
+
+}  // namespace
+}  // namespace enginetest

@@ -221,6 +221,22 @@ void Engine::LoadSession(const unsigned char* der, size_t len) {
 // ---- The pump ----
 
 bool Engine::Step(Batch* out) {
+  bool more = Pump(out);
+  if (destroyed_) {
+    // Destroyed by a Delegate call while OpenSSL was on the stack (ALPN
+    // selection): OpenSSL went on to write its fatal alert after Destroy()
+    // had emptied enc_out_. That must not leave either.
+    enc_out_.Clear();
+    out->data = nullptr;
+    out->len = 0;
+    out->in_target = false;
+    out->events.clear();
+    return false;
+  }
+  return more;
+}
+
+bool Engine::Pump(Batch* out) {
   if (dead() || !started_) return false;
   // Events OpenSSL produced outside SSL_read (a ClientHello's keylog lines,
   // a renegotiation start) come before anything read now.

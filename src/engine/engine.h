@@ -186,6 +186,8 @@ class Engine {
   static int VerifyCallback(int preverify_ok, X509_STORE_CTX* ctx);
   void BindSessionsToServerName();
 
+  // Step() but for what a Destroy() from a Delegate call leaves behind.
+  bool Pump(Batch* out);
   // Decrypts one chunk; true if it produced anything.
   bool ClearOut(Batch* out);
   // Encrypts one slice; true if it did.

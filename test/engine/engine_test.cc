@@ -358,6 +358,58 @@ TEST(destroy_in_clear_buffer_large_read) {
   DestroyInClearBuffer(60000);
 }
 
+TEST(destroy_in_select_alpn_sends_nothing) {
+  Pair p(kTls13);
+  Endpoint& s = p.server;
+  s.engine->SetAlpnCallback(true);
+  static const unsigned char kProtos[] = "\x02h2\x08http/1.1";
+  p.client.engine->SetAlpnProtocols(kProtos, sizeof(kProtos) - 1);
+  int calls = 0;
+  size_t events = 0;
+  uint64_t taken = 0;
+  s.on_select_alpn = [&](const unsigned char*, unsigned int) {
+    calls++;
+    s.engine->Destroy();
+    events = s.events.size();
+    taken = s.taken;
+    return 0;
+  };
+  p.client.engine->Start();
+  s.engine->Start();
+  p.Pump();
+  CHECK_EQ(calls, 1);
+  CHECK_EQ(s.events.size(), events);
+  CHECK_EQ(s.taken, taken);  // not even an alert
+  CHECK(s.engine->enc_out().empty());
+  tlswrap::Batch batch;
+  CHECK(!s.engine->Step(&batch));
+  CHECK(p.client.received.empty());
+  CHECK(!p.client.engine->established());
+}
+
+TEST(destroy_in_select_alpn_after_choosing) {
+  // Destroyed, yet answering with a valid protocol: still nothing leaves.
+  Pair p(kTls12);
+  Endpoint& s = p.server;
+  s.engine->SetAlpnCallback(true);
+  static const unsigned char kProtos[] = "\x02h2";
+  p.client.engine->SetAlpnProtocols(kProtos, sizeof(kProtos) - 1);
+  size_t events = 0;
+  uint64_t taken = 0;
+  s.on_select_alpn = [&](const unsigned char*, unsigned int) {
+    s.engine->Destroy();
+    events = s.events.size();
+    taken = s.taken;
+    return 0;
+  };
+  p.client.engine->Start();
+  s.engine->Start();
+  p.Pump();
+  CHECK_EQ(s.events.size(), events);
+  CHECK_EQ(s.taken, taken);
+  CHECK(s.engine->enc_out().empty());
+}
+
 // ---- 9. Garbage ----
 
 TEST(garbage_to_server_is_an_error_not_a_crash) {

@@ -76,7 +76,7 @@ Engine::~Engine() {
 // ---- Input ----
 
 void Engine::Start() {
-  started_ = true;
+  if (phase_ == Phase::kNew) phase_ = Phase::kHandshake;
 }
 
 void Engine::Write(std::unique_ptr<WriteSource> source, uint64_t id) {
@@ -96,16 +96,16 @@ void Engine::ReceiveEOF() {
 }
 
 void Engine::TransportError(int error, const char* syscall) {
-  if (dead() || fatal_) return;
+  if (dead() || phase_ == Phase::kFailed) return;
   // Whatever was decrypted before the error goes first.
   transport_eof_ = true;
   read_closed_ = true;
-  fatal_ = true;
+  phase_ = Phase::kFailed;
   QueueEvent(EventType::kTransportError, syscall, static_cast<uint64_t>(error));
 }
 
 void Engine::Destroy() {
-  destroyed_ = true;
+  phase_ = Phase::kDestroyed;
   writes_.clear();
   done_.clear();
   events_.clear();
@@ -121,7 +121,7 @@ bool Engine::WantsInput() const {
 bool Engine::Renegotiate(unsigned long* err) {
   *err = 0;
   if (dead()) return false;
-  if (!established_ || SSL_version(ssl()) >= TLS1_3_VERSION) {
+  if (!established() || SSL_version(ssl()) >= TLS1_3_VERSION) {
     // Refused (TLS 1.3 has no renegotiation): OpenSSL's own error, now.
     ErrorQueueGuard guard;
     if (SSL_renegotiate(ssl()) != 1) {
@@ -138,7 +138,7 @@ bool Engine::Renegotiate(unsigned long* err) {
 }
 
 bool Engine::NewSessionTicket() {
-  if (dead() || !is_server_ || !established_ || SSL_version(ssl()) < TLS1_3_VERSION) return false;
+  if (!is_server_ || !established() || SSL_version(ssl()) < TLS1_3_VERSION) return false;
   // Made after the writes already queued, like a renegotiation.
   ticket_wanted_ = true;
   kick_handshake_ = true;
@@ -222,7 +222,7 @@ void Engine::LoadSession(const unsigned char* der, size_t len) {
 
 bool Engine::Step(Batch* out) {
   bool more = Pump(out);
-  if (destroyed_) {
+  if (phase_ == Phase::kDestroyed) {
     // Destroyed by a Delegate call while OpenSSL was on the stack (ALPN
     // selection): OpenSSL went on to write its fatal alert after Destroy()
     // had emptied enc_out_. That must not leave either.
@@ -237,7 +237,7 @@ bool Engine::Step(Batch* out) {
 }
 
 bool Engine::Pump(Batch* out) {
-  if (dead() || !started_) return false;
+  if (dead() || phase_ == Phase::kNew) return false;
   // Events OpenSSL produced outside SSL_read (a ClientHello's keylog lines,
   // a renegotiation start) come before anything read now.
   if (!events_.empty()) {
@@ -257,7 +257,7 @@ bool Engine::Pump(Batch* out) {
   }
   if (shutdown_ == CloseState::kWanted && writes_.empty() && !retrying_) {
     shutdown_ = CloseState::kSent;
-    if (SSL_is_init_finished(ssl()) && !fatal_) {
+    if (SSL_is_init_finished(ssl()) && phase_ != Phase::kFailed) {
       ErrorQueueGuard guard;
       SSL_shutdown(ssl());
     }
@@ -291,7 +291,7 @@ bool Engine::ClearOut(Batch* out) {
   char* dst = scratch;
   size_t cap = kScratchSize;
   bool direct = false;
-  if (user_buffers_ || (established_ && buffered >= kWholeRecord)) {
+  if (user_buffers_ || (established() && buffered >= kWholeRecord)) {
     // Decrypt straight into the memory the embedder hands over: no copy.
     size_t want = std::min(buffered, kMaxClearChunk);
     if (want == 0 && SSL_has_pending(ssl())) want = SSL3_RT_MAX_PLAIN_LENGTH;
@@ -391,12 +391,12 @@ void Engine::Fail(unsigned long err_code) {
   // The alert OpenSSL queued is flushed by the embedder before it delivers
   // the error (it flushes after every Step, then delivers).
   read_closed_ = true;
-  fatal_ = true;
+  if (phase_ != Phase::kDestroyed) phase_ = Phase::kFailed;
   QueueEvent(EventType::kError, std::string(), err_code);
 }
 
 bool Engine::ClearIn(Batch* out) {
-  while (!writes_.empty() && established_ && !fatal_ && !transport_blocked_) {
+  while (!writes_.empty() && established() && !transport_blocked_) {
     PendingWrite& w = writes_.front();
     if (w.piece == w.source->count() && !retrying_) {
       done_.push_back(DoneMark{w.id, enc_out_.committed()});
@@ -509,7 +509,7 @@ void Engine::FreeIdleBuffers() {
 }
 
 void Engine::QueueEvent(EventType type, std::string payload, uint64_t value) {
-  if (destroyed_) return;
+  if (phase_ == Phase::kDestroyed) return;
   events_.push_back(Event{type, read_fill_, std::move(payload), value});
 }
 

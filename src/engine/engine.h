@@ -135,8 +135,8 @@ class Engine {
 
   // Whether ciphertext should be read from the network now.
   bool WantsInput() const;
-  bool dead() const { return destroyed_ || !ssl_; }
-  bool established() const { return established_; }
+  bool dead() const { return phase_ == Phase::kDestroyed || !ssl_; }
+  bool established() const { return phase_ == Phase::kOpen; }
   bool shutdown_wanted() const { return shutdown_ != CloseState::kNone; }
 
   // ---- Control ----
@@ -161,6 +161,9 @@ class Engine {
   void SetUserBuffers(bool enabled) { user_buffers_ = enabled; }
 
  private:
+  // The connection's life: kOpen from the first completed handshake (a
+  // renegotiation stays there) until a fatal error or Destroy().
+  enum class Phase { kNew, kHandshake, kOpen, kFailed, kDestroyed };
   enum class Pause { kNone, kWaiting, kDone };
   enum class CloseState { kNone, kWanted, kSent };
   struct PendingWrite {
@@ -231,14 +234,11 @@ class Engine {
   SslSessionPtr loaded_session_;
   std::string sid_ctx_;  // the server context's sessionIdContext
 
-  bool started_ = false;
-  bool established_ = false;
+  Phase phase_ = Phase::kNew;
   bool reading_ = true;
   bool read_closed_ = false;  // close_notify, EOF or a fatal error queued
   bool transport_eof_ = false;
   bool transport_blocked_ = false;
-  bool fatal_ = false;
-  bool destroyed_ = false;
   bool keylog_ = false;
   bool user_buffers_ = false;
   CloseState shutdown_ = CloseState::kNone;

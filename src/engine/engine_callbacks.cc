@@ -26,14 +26,14 @@ void Engine::InfoCallback(const SSL* ssl, int where, int /*ret*/) {
   if (engine == nullptr) return;
   // TLS 1.3 post-handshake messages (tickets, KeyUpdate) are not handshakes
   // in node:tls's sense; only TLS 1.2 renegotiation repeats these.
-  if (engine->established_ && SSL_version(ssl) >= TLS1_3_VERSION) return;
+  if (engine->established() && SSL_version(ssl) >= TLS1_3_VERSION) return;
   // A server's HelloRequest is a "handshake" of its own to OpenSSL (START,
   // DONE) while the renegotiation it asks for is still pending: that DONE
   // must not complete renegotiate(); the client's handshake that follows does.
   if (engine->is_server_ && SSL_renegotiate_pending(const_cast<SSL*>(ssl))) return;
   if (where & SSL_CB_HANDSHAKE_START) engine->QueueEvent(EventType::kHandshakeStart);
   if (where & SSL_CB_HANDSHAKE_DONE) {
-    engine->established_ = true;
+    if (engine->phase_ == Phase::kHandshake) engine->phase_ = Phase::kOpen;
     engine->QueueEvent(EventType::kHandshakeDone);
   }
 }
@@ -157,7 +157,7 @@ void Engine::BindSessionsToServerName() {
 
 int Engine::ClientHelloCallback(SSL* ssl, int* /*alert*/, void* /*arg*/) {
   Engine* engine = FromSSL(ssl);
-  if (engine != nullptr && engine->is_server_ && !engine->established_) {
+  if (engine != nullptr && engine->is_server_ && engine->phase_ == Phase::kHandshake) {
     engine->BindSessionsToServerName();
   }
   if (engine == nullptr || !engine->is_server_ || engine->resume_ == Pause::kDone) {

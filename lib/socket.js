@@ -7,6 +7,7 @@
 // or anything else); ciphertext crosses it in whole flushes, plaintext comes
 // up in coalesced chunks of up to 64 KiB.
 
+const { executionAsyncId } = require('node:async_hooks');
 const net = require('node:net');
 const { getSystemErrorName } = require('node:util');
 const { X509Certificate } = require('node:crypto');
@@ -57,6 +58,19 @@ function onCiphertextFlushed() {
   const owner = this[kOwner];
   if (owner && owner._handle !== null) owner._handle.ciphertextFlushed();
 }
+
+// node:http's keep-alive agent asks a socket's handle for its async id (the
+// trigger of its 'free' tick). The context's id is fixed for the handle's
+// life, so it is read once, by running executionAsyncId under it.
+const kAsyncId = Symbol('tlswrap.asyncId');
+binding.TLSWrap.prototype.getAsyncId = function getAsyncId() {
+  if (this[kAsyncId] === undefined) {
+    const id = this.runInAsyncContext(executionAsyncId);
+    if (id === undefined) return -1;
+    this[kAsyncId] = id;
+  }
+  return this[kAsyncId];
+};
 
 function emitCloseNT(socket, hadError) {
   socket.emit('close', hadError);

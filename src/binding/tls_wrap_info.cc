@@ -60,6 +60,7 @@ Napi::Function TLSWrap::Init(Napi::Env env) {
                          InstanceMethod<&TLSWrap::GetEphemeralKeyInfo>("getEphemeralKeyInfo"),
                          InstanceMethod<&TLSWrap::GetSharedSigalgs>("getSharedSigalgs"),
                          InstanceMethod<&TLSWrap::IsInitFinished>("isInitFinished"),
+                         InstanceMethod<&TLSWrap::RunInAsyncContext>("runInAsyncContext"),
                      });
 }
 
@@ -363,6 +364,19 @@ void TLSWrap::EnableKeylog(const Napi::CallbackInfo& /*info*/) {
 
 void TLSWrap::EnableCertCb(const Napi::CallbackInfo& /*info*/) {
   if (engine_) engine_->EnableCertCb();
+}
+
+// Calls fn() under the connection's async context and returns what it
+// returns: N-API has no other way to learn that context's async id, which
+// node:http's keep-alive agent asks the handle for (getAsyncId()).
+Napi::Value TLSWrap::RunInAsyncContext(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!async_context_ || !info[0].IsFunction()) return env.Undefined();
+  napi_value result = nullptr;
+  napi_status status = napi_make_callback(env, static_cast<napi_async_context>(*async_context_),
+                                          Value(), info[0], 0, nullptr, &result);
+  if (status != napi_ok) return env.Undefined();  // fn's exception stays pending
+  return Napi::Value(env, result);
 }
 
 }  // namespace tlswrap

@@ -1,0 +1,168 @@
+'use strict';
+
+// tlswrap/https: node:https's names over tlswrap. The server is built the way
+// node's https.Server is: a TLS server (tlswrap's) whose 'secureConnection'
+// listener is node:http's own connection listener, with the HTTP options kept
+// by node:http's own storeHTTPOptions. So parsing, keep-alive, the timeouts
+// and connection tracking are node's, and every TLS event is the server's.
+// The client side is node's https.Agent with tlswrap.connect under it.
+
+const http = require('node:http');
+const nodeHttps = require('node:https');
+const nodeTls = require('node:tls');
+const { URL, urlToHttpOptions } = require('node:url');
+// Public since node 18 (node:https itself is built from these); nothing else
+// gives an http.Server's behaviour to a server that is not a net.Server of
+// plain sockets.
+const {
+  _connectionListener: httpConnectionListener,
+  storeHTTPOptions,
+  setupConnectionsTracking,
+  httpServerPreClose,
+} = require('node:_http_server');
+const { connect } = require('./connect');
+const { invalidArgType } = require('./errors');
+const { Server: TLSServer } = require('./server');
+
+for (const [name, value] of Object.entries({
+  _connectionListener: httpConnectionListener, storeHTTPOptions, setupConnectionsTracking, httpServerPreClose,
+})) {
+  if (typeof value !== 'function') {
+    throw new Error(`tlswrap/https: this Node (${process.version}) does not export ${name} from node:_http_server`);
+  }
+}
+
+function onTlsClientError(err, socket) {
+  if (!this.emit('clientError', err, socket)) socket.destroy(err);
+}
+
+class Server extends TLSServer {
+  constructor(options, requestListener) {
+    // node:https offers http/1.1 unless the caller chose its own ALPN.
+    let ALPNProtocols = ['http/1.1'];
+    if (typeof options === 'function') {
+      requestListener = options;
+      options = {};
+    } else if (options === undefined || options === null) {
+      options = {};
+    } else if (typeof options !== 'object') {
+      throw invalidArgType('options', 'Object', options);
+    } else if (options.ALPNProtocols || options.ALPNCallback) {
+      ALPNProtocols = undefined;
+    }
+    super({ noDelay: true, ALPNProtocols, ...options }, httpConnectionListener);
+    storeHTTPOptions.call(this, options);
+
+    this.httpAllowHalfOpen = false;
+    if (requestListener) this.on('request', requestListener);
+    this.on('tlsClientError', onTlsClientError);
+    this.timeout = 0;
+    this.maxHeadersCount = null;
+    this.on('listening', setupConnectionsTracking);
+  }
+
+  close(...args) {
+    httpServerPreClose(this);
+    return super.close(...args);
+  }
+}
+
+Server.prototype.setTimeout = http.Server.prototype.setTimeout;
+Server.prototype.closeAllConnections = http.Server.prototype.closeAllConnections;
+Server.prototype.closeIdleConnections = http.Server.prototype.closeIdleConnections;
+// Symbol.asyncDispose (node 20 keys it with its own symbol): it calls close().
+for (const key of Object.getOwnPropertySymbols(nodeHttps.Server.prototype)) {
+  Object.defineProperty(Server.prototype, key, Object.getOwnPropertyDescriptor(nodeHttps.Server.prototype, key));
+}
+
+function createServer(options, requestListener) {
+  return new Server(options, requestListener);
+}
+
+// A request that brings its own checkServerIdentity gets sockets and sessions
+// of its own: a keep-alive socket or a session verified by another function
+// must not serve it (node 24 does the same with an internal mark).
+const kOwnIdentityCheck = Symbol('tlswrap.https.ownIdentityCheck');
+let ownIdentityChecks = 0;
+
+class Agent extends nodeHttps.Agent {
+  // (options) | (port, host, options) as node's https.Agent takes them.
+  createConnection(port, host, options) {
+    if (port !== null && typeof port === 'object') {
+      options = { ...port };
+    } else if (host !== null && typeof host === 'object') {
+      options = { ...host };
+    } else {
+      options = options !== null && typeof options === 'object' ? { ...options } : {};
+    }
+    if (typeof port === 'number') options.port = port;
+    if (typeof host === 'string') options.host = host;
+
+    const key = options[kOwnIdentityCheck] ? undefined : options._agentKey;
+    if (key) {
+      const session = this._getSession(key);
+      if (session) options = { session, ...options };
+    }
+    const socket = connect(options);
+    if (options[kOwnIdentityCheck]) socket[kOwnIdentityCheck] = true;
+    if (key) {
+      socket.on('session', (session) => this._cacheSession(key, session));
+      socket.once('close', (hadError) => {
+        if (hadError) this._evictSession(key);
+      });
+    }
+    return socket;
+  }
+
+  getName(options = {}) {
+    const name = super.getName(options);
+    return options[kOwnIdentityCheck] ? `${name}:${options[kOwnIdentityCheck]}` : name;
+  }
+
+  keepSocketAlive(socket) {
+    if (socket[kOwnIdentityCheck]) return false;
+    return super.keepSocketAlive(socket);
+  }
+}
+
+// node's https.globalAgent settings.
+const globalAgent = new Agent({ keepAlive: true, scheduling: 'lifo', timeout: 5000 });
+
+function isURL(value) {
+  return Boolean(value && value.href && value.protocol && value.auth === undefined && value.path === undefined);
+}
+
+// [url][, options][, callback], as https.request takes them.
+function request(...args) {
+  let options = {};
+  if (typeof args[0] === 'string') {
+    options = urlToHttpOptions(new URL(args.shift()));
+  } else if (isURL(args[0])) {
+    options = urlToHttpOptions(args.shift());
+  }
+  if (args[0] && typeof args[0] !== 'function') Object.assign(options, args.shift());
+
+  if (options.checkServerIdentity !== undefined && options.checkServerIdentity !== nodeTls.checkServerIdentity) {
+    const agent = options.agent === undefined ? module.exports.globalAgent : options.agent;
+    const agentCheck = agent && agent.options ? agent.options.checkServerIdentity : undefined;
+    if (agentCheck !== options.checkServerIdentity) options[kOwnIdentityCheck] = ++ownIdentityChecks;
+  }
+  options._defaultAgent = module.exports.globalAgent;
+  args.unshift(options);
+  return new http.ClientRequest(...args);
+}
+
+function get(...args) {
+  const req = request(...args);
+  req.end();
+  return req;
+}
+
+module.exports = {
+  Agent,
+  globalAgent,
+  Server,
+  createServer,
+  get,
+  request,
+};

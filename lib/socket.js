@@ -565,7 +565,9 @@ class TLSSocket extends net.Socket {
     const handle = this._handle;
     if (handle !== null) {
       this._handle = null;
-      handle.destroy();
+      // A verified connection first sends what was written before (from a
+      // handler, it still waits in the engine).
+      handle.destroy(this._controlReleased);
     }
     if (this._singleUseContext !== null) {
       // The connection's SSL keeps its own reference until it is freed.

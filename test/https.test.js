@@ -246,6 +246,14 @@ describe('https', function () {
       assert.ok(elapsed >= 250 && elapsed < 3000, `answered after ${elapsed} ms`);
     });
 
+    // node:http writes the 431 and destroys the socket from its 'data' handler.
+    it('maxHeaderSize answers 431 to headers over the limit', async function () {
+      const { port } = await start({ maxHeaderSize: 1024 }, (req, res) => res.end('ok'));
+      const { text } = await rawExchange(
+        port, `GET / HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(2048)}\r\n\r\n`);
+      assert.match(text, /^HTTP\/1\.1 431 /);
+    });
+
     it('closeIdleConnections() closes idle keep-alive sockets, close() calls back', async function () {
       const { server, port } = await start({}, (req, res) => res.end('ok'));
       assert.strictEqual(server.keepAliveTimeout, 5000);

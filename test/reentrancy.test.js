@@ -112,5 +112,46 @@ for (const version of ['TLSv1.3', 'TLSv1.2']) {
       expected += 'z'.repeat(100000) + '<end>';
       assertSameText(replies.join(''), expected, 'replies');
     });
+
+    // node:http answers a malformed request this way (a 400 or 431 written,
+    // then destroy(err), from the socket's 'data' handler).
+    for (const side of ['server', 'client']) {
+      it(`a write then destroy() from one 'data' handler (${side}): the peer gets the write`, async function () {
+        // The side under test writes and destroys when the other one speaks.
+        const lastWords = (socket) => {
+          socket.on('error', () => {});
+          socket.once('data', () => {
+            socket.write('last words');
+            socket.destroy(new Error('bad request'));
+          });
+        };
+        let got = '';
+        const collect = (socket) => {
+          socket.setEncoding('latin1');
+          socket.on('data', (d) => { got += d; });
+          socket.on('error', () => {});
+          socket.write('go');
+          return once(socket, 'close');
+        };
+        let serverClosed;
+        server = tlswrap.createServer(serverOptions(only), (socket) => {
+          sockets.push(socket);
+          if (side === 'server') lastWords(socket);
+          else serverClosed = collect(socket);
+        });
+        const port = await listen(server);
+        const client = tlswrap.connect(clientOptions(port, only));
+        sockets.push(client);
+        await once(client, 'secureConnect');
+        if (side === 'server') {
+          await collect(client);
+        } else {
+          lastWords(client);
+          while (!serverClosed) await new Promise((resolve) => setImmediate(resolve));
+          await serverClosed;
+        }
+        assert.strictEqual(got, 'last words');
+      });
+    }
   });
 }

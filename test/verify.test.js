@@ -85,6 +85,27 @@ describe('verify: client checks the server', function () {
     });
   });
 
+  for (const version of ['TLSv1.2', 'TLSv1.3']) {
+    it(`data written before the handshake never reaches a server the client rejects, ${version}`, async function () {
+      const received = [];
+      await withServer(serverOptions({ minVersion: version, maxVersion: version }), async (server, port) => {
+        const closed = [];
+        server.on('secureConnection', (socket) => {
+          socket.on('data', (d) => received.push(String(d)));
+          socket.on('error', () => {});
+          closed.push(new Promise((resolve) => socket.on('close', resolve)));
+        });
+        server.on('tlsClientError', () => {});
+        const client = tlswrap.connect(clientOptions(port, { ca: undefined }));
+        client.write('secret');
+        const seen = await follow(client);
+        assert.strictEqual(seen.error && seen.error.code, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+        await Promise.all(closed);
+      });
+      assert.deepStrictEqual(received, []);
+    });
+  }
+
   it('the fixture CA is not trusted by default; giving it as `ca` is', async function () {
     await withServer(serverOptions(), async (server, port) => {
       server.on('tlsClientError', () => {});

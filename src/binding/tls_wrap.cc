@@ -161,8 +161,16 @@ void TLSWrap::Shutdown(const Napi::CallbackInfo& /*info*/) {
   Cycle();
 }
 
-void TLSWrap::Destroy(const Napi::CallbackInfo& /*info*/) {
+void TLSWrap::Destroy(const Napi::CallbackInfo& info) {
   if (destroyed_) return;
+  // Writes made from a 'data' (or other) handler wait for the cycle to
+  // resume; written before destroy(), they go out first, as they do outside
+  // a handler and with node:tls. JS asks for it only once the connection
+  // was verified and handed over.
+  if (delivering_ && info[0].ToBoolean().Value()) {
+    SendQueuedWrites();
+    if (destroyed_) return;
+  }
   MarkDestroyed();
   if (depth_ == 0) Release();
 }
@@ -253,7 +261,9 @@ void TLSWrap::Cycle() {
         });
         bool flushed = first && Flush();
         if (dead()) break;
+        delivering_ = true;
         Deliver(&batch);
+        delivering_ = false;
         if (dead()) break;
         if (!first) flushed = Flush();
         if (!more && !flushed) break;
@@ -266,6 +276,11 @@ void TLSWrap::Cycle() {
     thrown_.reset();
     throw error;
   }
+}
+
+void TLSWrap::SendQueuedWrites() {
+  while (!dead() && engine_->EncryptQueuedWrite()) Flush();
+  if (!dead()) Flush();
 }
 
 bool TLSWrap::Flush() {

@@ -98,6 +98,8 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   // Hands the engine's ciphertext to the transport and tells the engine how
   // far the transport got. True if there was any.
   bool Flush();
+  // Sends what JS wrote before a destroy() it calls from a delivery.
+  void SendQueuedWrites();
   void Deliver(Batch* batch);
   void DeliverData(const char* data, size_t len, bool in_target);
   void DeliverEvent(const Event& event);
@@ -136,6 +138,7 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
 
   int depth_ = 0;  // engine calls on the stack: Release() waits for 0
   bool cycle_again_ = false;
+  bool delivering_ = false;  // JS is handling a batch (not under OpenSSL)
   bool destroyed_ = false;
   bool self_ref_ = false;
   bool cleanup_hook_ = false;

@@ -112,6 +112,12 @@ void Engine::Destroy() {
   enc_out_.Clear();
 }
 
+bool Engine::EncryptQueuedWrite() {
+  if (dead() || !started_) return false;
+  Batch ignored;  // an error here only ends the connection being destroyed
+  return ClearIn(&ignored) && !fatal_;
+}
+
 bool Engine::WantsInput() const {
   return !dead() && reading_ && !replies_blocked();
 }

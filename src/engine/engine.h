@@ -127,6 +127,10 @@ class Engine {
   void SetReading(bool reading) { reading_ = reading; }
   // From now on nothing leaves the engine: no data, events or ciphertext.
   void Destroy();
+  // Encrypts the next slice of the queued writes into enc_out(), as Step
+  // would, and nothing else: for an embedder about to destroy the connection
+  // from a callback. False once nothing more can be encrypted now.
+  bool EncryptQueuedWrite();
 
   // Runs the pump until it has something for the embedder (a batch to
   // deliver, ciphertext to flush) or nothing is left to do (false). The

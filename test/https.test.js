@@ -328,6 +328,28 @@ describe('https', function () {
     assert.strictEqual(missing.res.statusCode, 404);
   });
 
+  it("an Upgrade request hands the TLS socket to 'upgrade'", async function () {
+    const { server, port } = await start({}, (req, res) => res.end('no upgrade'));
+    server.on('upgrade', (req, socket, head) => {
+      assert.ok(socket instanceof tlswrap.TLSSocket);
+      socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n');
+      socket.write(head);
+      socket.pipe(socket);
+    });
+    const req = https.request({
+      host: '127.0.0.1', port, servername: 'localhost', ca: fixtures.ca, agent: false,
+      headers: { Connection: 'Upgrade', Upgrade: 'echo' },
+    });
+    req.end();
+    const [res, socket] = await once(req, 'upgrade');
+    assert.strictEqual(res.statusCode, 101);
+    socket.setEncoding('utf8');
+    socket.write('ping');
+    const [echoed] = await once(socket, 'data');
+    assert.strictEqual(echoed, 'ping');
+    socket.destroy();
+  });
+
   it('https.get() takes a URL string and options', async function () {
     const { port } = await start({}, (req, res) => res.end(`${req.method} ${req.url}`));
     const text = await new Promise((resolve, reject) => {

@@ -4,9 +4,8 @@
 // checks and their error codes follow node:tls, since that is what callers
 // catch on.
 
-const fs = require('node:fs');
-const nodeTls = require('node:tls');
 const binding = require('./binding');
+const { defaultStore } = require('./ca');
 const defaults = require('./defaults');
 const { codedError, invalidArgType } = require('./errors');
 
@@ -30,25 +29,6 @@ const secureProtocols = {
 for (const name of Object.keys(secureProtocols)) {
   secureProtocols[name.replace('_method', '_client_method')] = secureProtocols[name];
   secureProtocols[name.replace('_method', '_server_method')] = secureProtocols[name];
-}
-
-let defaultRoots = null;
-
-// node:tls trusts its bundled roots plus NODE_EXTRA_CA_CERTS (read once, at
-// first use, as node reads it once at startup).
-function defaultRootPems() {
-  if (defaultRoots === null) {
-    defaultRoots = nodeTls.rootCertificates.slice();
-    const extra = process.env.NODE_EXTRA_CA_CERTS;
-    if (extra) {
-      try {
-        defaultRoots.push(fs.readFileSync(extra, 'latin1'));
-      } catch (err) {
-        process.emitWarning(`Ignoring extra certs from \`${extra}\`, load failed: ${err.message}`);
-      }
-    }
-  }
-  return defaultRoots;
 }
 
 function toVersion(which, value, fallback) {
@@ -130,7 +110,8 @@ function configure(sc, options) {
       context.addCACert(asPem(one));
     }
   } else {
-    context.useDefaultRoots(defaultRootPems());
+    const roots = defaultStore();
+    context.useDefaultRoots(roots.pems, roots.version);
   }
   if (cert) {
     for (const one of Array.isArray(cert) ? cert : [cert]) {

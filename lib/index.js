@@ -2,22 +2,31 @@
 
 // tlswrap: node:tls's API over a C++ engine that hands JavaScript one chunk
 // per burst of TLS records.
+//
+// The module has the names node:tls has on the running Node, no more and no
+// fewer (createSecurePair on 20, getCACertificates on 22.15+ ...), so code
+// that feature-tests node:tls takes the same branch.
 
 const nodeTls = require('node:tls');
 const defaults = require('./defaults');
 const { convertALPNProtocols } = require('./alpn');
+const { getCACertificates, setDefaultCACertificates } = require('./ca');
 const { connect } = require('./connect');
 const { SecureContext, createSecureContext } = require('./context');
+const { codedError } = require('./errors');
 const { Server, createServer } = require('./server');
 const { TLSSocket } = require('./socket');
+
+const checkServerIdentity = nodeTls.checkServerIdentity;
+const getCiphers = nodeTls.getCiphers;
 
 module.exports = {
   connect,
   createServer,
   createSecureContext,
-  checkServerIdentity: nodeTls.checkServerIdentity,
+  checkServerIdentity,
   convertALPNProtocols,
-  getCiphers: nodeTls.getCiphers,
+  getCiphers,
   SecureContext,
   Server,
   TLSSocket,
@@ -37,3 +46,23 @@ Object.defineProperty(module.exports, 'rootCertificates', {
   enumerable: true,
   get: () => nodeTls.rootCertificates,
 });
+
+if ('getCACertificates' in nodeTls) module.exports.getCACertificates = getCACertificates;
+if ('setDefaultCACertificates' in nodeTls) module.exports.setDefaultCACertificates = setDefaultCACertificates;
+
+// Certificate compression (RFC 8879, the certificateCompression option) is not
+// implemented: no algorithm can be offered, which feature tests read as such.
+if ('getCertificateCompressionAlgorithms' in nodeTls) {
+  module.exports.getCertificateCompressionAlgorithms = function getCertificateCompressionAlgorithms() {
+    return [];
+  };
+}
+
+// Deprecated since Node 0.11 (DEP0064) and gone in Node 24.
+if ('createSecurePair' in nodeTls) {
+  module.exports.createSecurePair = function createSecurePair() {
+    throw codedError(Error, 'ERR_TLSWRAP_NOT_SUPPORTED',
+                     'tlswrap does not implement createSecurePair() (DEP0064): ' +
+                     'use new TLSSocket(duplex, options) over the encrypted stream instead');
+  };
+}

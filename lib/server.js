@@ -5,6 +5,8 @@
 
 const crypto = require('node:crypto');
 const net = require('node:net');
+const nodeTls = require('node:tls');
+const { deprecate } = require('node:util');
 const { convertALPNProtocols } = require('./alpn');
 const { SecureContext, createSecureContext } = require('./context');
 const { codedError, invalidArgType } = require('./errors');
@@ -183,6 +185,26 @@ class Server extends net.Server {
     }
     this._sharedCreds.context.setTicketKeys(keys);
   }
+
+  // Node's pre-getTicketKeys() spelling, kept by node:tls.
+  _getServerData() {
+    return { ticketKeys: this.getTicketKeys().toString('hex') };
+  }
+
+  _setServerData(data) {
+    this.setTicketKeys(Buffer.from(data.ticketKeys, 'hex'));
+  }
+}
+
+// DEP0122, on the Nodes that still ship it (20). As node's, it only updates
+// what later connections read from the server; the context stays as built.
+if (typeof nodeTls.Server.prototype.setOptions === 'function') {
+  Server.prototype.setOptions = deprecate(function setOptions(options) {
+    this.requestCert = options.requestCert === true;
+    this.rejectUnauthorized = this.requestCert ? options.rejectUnauthorized !== false : false;
+    if (options.ALPNProtocols) convertALPNProtocols(options.ALPNProtocols, this);
+    if (options.sessionTimeout) this.sessionTimeout = options.sessionTimeout;
+  }, 'Server.prototype.setOptions() is deprecated', 'DEP0122');
 }
 
 function createServer(options, listener) {

@@ -15,7 +15,7 @@ const binding = require('./binding');
 const defaults = require('./defaults');
 const { convertALPNProtocols, parseWire } = require('./alpn');
 const { certificateObject } = require('./certificate');
-const { createSecureContext, nativeContext } = require('./context');
+const { SecureContext, createSecureContext, nativeContext } = require('./context');
 const { codedError, invalidArgType, validateInteger } = require('./errors');
 const { attachTransport, kOwner, onTransportConnect } = require('./transport');
 const { addNetSurface } = require('./net_surface');
@@ -663,6 +663,14 @@ class TLSSocket extends net.Socket {
       throw codedError(Error, 'ERR_TLS_SNI_FROM_SERVER', 'Cannot issue SNI from a TLS server-side socket');
     }
     if (this._handle !== null) this._handle.setServername(name);
+  }
+
+  // Serves `context`'s certificate and key from now on (a server socket whose
+  // handshake has not sent them yet); clients ignore it, as node's do.
+  setKeyCert(context) {
+    if (this._handle === null) return;
+    const secureContext = context instanceof SecureContext ? context : createSecureContext(context);
+    this._handle.setKeyCert(secureContext.context);
   }
 
   setSession(session) {

@@ -365,3 +365,97 @@ describe('api: module surface', function () {
     }
   });
 });
+
+// Every name node:tls has on the running Node, tlswrap has too (names differ
+// between Node versions, so the list is read, not written down).
+describe('api: the names of node:tls', function () {
+  // Own and inherited names of C.prototype, up to (not including) Base's.
+  function protoNames(C, Base) {
+    const names = new Set();
+    for (let p = C.prototype; p && p !== Base.prototype; p = Object.getPrototypeOf(p)) {
+      for (const key of Object.getOwnPropertyNames(p)) names.add(key);
+    }
+    return names;
+  }
+  // node's TLSSocket plumbing around its own native handle: no documented
+  // contract, nothing a user calls; tlswrap's handle is driven differently.
+  const nodeInternals = new Set(['_wrapHandle', '_init', '_destroySSL', '_handleTimeout', '_tlsError',
+    '_releaseControl', '_finishInit']);
+
+  it("the module's names are node:tls's, no more, no fewer", function () {
+    assert.deepStrictEqual(Object.keys(tlswrap).sort(), Object.keys(tls).sort());
+    for (const name of Object.keys(tls)) {
+      assert.strictEqual(typeof tlswrap[name], typeof tls[name], name);
+    }
+  });
+
+  it("TLSSocket.prototype has node's methods (up to net.Socket's)", function () {
+    const missing = [...protoNames(tls.TLSSocket, net.Socket)]
+      .filter((name) => !(name in tlswrap.TLSSocket.prototype) && !nodeInternals.has(name));
+    assert.deepStrictEqual(missing, []);
+    assert.ok(tlswrap.TLSSocket.prototype instanceof net.Socket);
+  });
+
+  it("Server.prototype has node's methods (up to net.Server's)", function () {
+    const missing = [...protoNames(tls.Server, net.Server)].filter((name) => !(name in tlswrap.Server.prototype));
+    assert.deepStrictEqual(missing, []);
+  });
+
+  it('server._getServerData()/_setServerData(): the ticket keys as hex', function () {
+    const server = tlswrap.createServer(serverOptions());
+    const keys = Buffer.alloc(48, 0xab);
+    server._setServerData({ ticketKeys: keys.toString('hex') });
+    assert.deepStrictEqual(server._getServerData(), { ticketKeys: keys.toString('hex') });
+    assert.ok(server.getTicketKeys().equals(keys));
+  });
+
+  it('createSecurePair() (Node 20, deprecated): a coded "not supported" error', function () {
+    if (typeof tls.createSecurePair !== 'function' || tlswrap === tls) this.skip();
+    assert.throws(() => tlswrap.createSecurePair(), { code: 'ERR_TLSWRAP_NOT_SUPPORTED', message: /TLSSocket/ });
+  });
+
+  it('server.setOptions() (Node 20, DEP0122) updates requestCert for later connections', async function () {
+    if (typeof tls.Server.prototype.setOptions !== 'function') this.skip();
+    const server = tlswrap.createServer(serverOptions({ ca: fixtures.ca }));
+    const warned = new Promise((resolve) => process.once('warning', resolve));
+    server.setOptions({ requestCert: true, rejectUnauthorized: false });
+    assert.strictEqual((await warned).code, 'DEP0122');
+    const port = await listen(server);
+    try {
+      const serverSide = once(server, 'secureConnection');
+      const client = tlswrap.connect(clientOptions(port, { key: fixtures.clientKey, cert: fixtures.clientCert }));
+      await once(client, 'secureConnect');
+      const [sock] = await serverSide;
+      assert.strictEqual(sock.getPeerCertificate().subject.CN, 'tlswrap client');
+      client.destroy();
+    } finally {
+      await closeServer(server);
+    }
+  });
+
+  it("socket.setKeyCert(): a server socket serves the given context's certificate", async function () {
+    const server = net.createServer();
+    const port = await listen(server);
+    let client, sock;
+    try {
+      const accepted = once(server, 'connection');
+      client = tlswrap.connect(clientOptions(port, { servername: 'other.example' }));
+      const [raw] = await accepted;
+      sock = new tlswrap.TLSSocket(raw, {
+        isServer: true, secureContext: tlswrap.createSecureContext(serverOptions()),
+      });
+      sock.setKeyCert({ key: fixtures.otherKey, cert: fixtures.otherCert });
+      // An already made context is taken as is.
+      sock.setKeyCert(tlswrap.createSecureContext({ key: fixtures.otherKey, cert: fixtures.otherCert }));
+      await once(client, 'secureConnect');
+      assert.strictEqual(client.getPeerCertificate().subject.CN, 'other.example');
+      assert.strictEqual(client.authorized, true);
+      // A client ignores it.
+      client.setKeyCert({ key: fixtures.serverKey, cert: fixtures.serverCert });
+    } finally {
+      if (client) client.destroy();
+      if (sock) sock.destroy();
+      await closeServer(server);
+    }
+  });
+});

@@ -393,3 +393,67 @@ describe('verify: default trust store', function () {
     assert.deepStrictEqual(result, { authorized: true, error: null });
   });
 });
+
+// tls.getCACertificates() / setDefaultCACertificates(), on the Nodes that have
+// them (22.15+ / 24.5+): the default store is tlswrap's own, read and replaced
+// as node:tls's is.
+describe('verify: getCACertificates() and setDefaultCACertificates()', function () {
+  before(function () {
+    if (typeof tls.setDefaultCACertificates !== 'function') this.skip();
+  });
+
+  // Connects without a `ca` option to a server whose chain ends at the test
+  // CA: resolves with the verify error code, or null if authorized.
+  async function verifyWithDefaults() {
+    const server = tlswrap.createServer(serverOptions());
+    server.on('secureConnection', (sock) => sock.end());
+    server.on('tlsClientError', () => {});
+    const port = await listen(server);
+    try {
+      const client = tlswrap.connect({ host: '127.0.0.1', port, servername: 'localhost' });
+      return await new Promise((resolve) => {
+        client.on('secureConnect', () => resolve(client.authorized ? null : client.authorizationError));
+        client.on('error', (err) => resolve(err.code));
+      }).finally(() => client.destroy());
+    } finally {
+      await closeServer(server);
+    }
+  }
+
+  it("getCACertificates(type): node's lists, one PEM string per certificate", function () {
+    for (const type of ['default', 'bundled', 'extra']) {
+      assert.deepStrictEqual(tlswrap.getCACertificates(type), tls.getCACertificates(type), type);
+    }
+    assert.deepStrictEqual(tlswrap.getCACertificates(), tls.getCACertificates());
+    assert.throws(() => tlswrap.getCACertificates('nope'), { name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' });
+    assert.throws(() => tlswrap.getCACertificates(1), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
+  });
+
+  it('setDefaultCACertificates(): later connections without `ca` trust exactly the given list', async function () {
+    const saved = tlswrap.getCACertificates('default');
+    try {
+      assert.strictEqual(await verifyWithDefaults(), 'UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+      tlswrap.setDefaultCACertificates([fixtures.ca, Buffer.from(fixtures.ca)]);
+      assert.deepStrictEqual(tlswrap.getCACertificates(), [new X509Certificate(fixtures.ca).toString()]);
+      assert.strictEqual(await verifyWithDefaults(), null);
+      tlswrap.setDefaultCACertificates([Buffer.from(fixtures.clientCert)]);
+      assert.strictEqual(await verifyWithDefaults(), 'UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+    } finally {
+      tlswrap.setDefaultCACertificates(saved);
+    }
+    assert.strictEqual(await verifyWithDefaults(), 'UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+    // The same certificates; node gives them back in its own order and form,
+    // duplicates once.
+    const normalized = (list) => [...new Set(list.map((pem) => new X509Certificate(pem).toString()))].sort();
+    assert.deepStrictEqual(normalized(tlswrap.getCACertificates()), normalized(saved));
+  });
+
+  it("setDefaultCACertificates(): node's argument checks", function () {
+    assert.throws(() => tlswrap.setDefaultCACertificates('x'),
+      { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: /"certs" argument must be an instance of Array/ });
+    assert.throws(() => tlswrap.setDefaultCACertificates([1]),
+      { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: /"certs\[0\]" argument/ });
+    assert.throws(() => tlswrap.setDefaultCACertificates(['not a certificate']),
+      { code: 'ERR_CRYPTO_OPERATION_FAILED' });
+  });
+});

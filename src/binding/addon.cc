@@ -11,8 +11,8 @@
 
 namespace tlswrap {
 
-X509_STORE* AddonData::RootStore(Napi::Value pems) {
-  if (root_store) return root_store.get();
+X509_STORE* AddonData::RootStore(Napi::Value pems, uint32_t version) {
+  if (root_store && version == root_store_version) return root_store.get();
   ErrorQueueGuard guard;
   X509StorePtr store(X509_STORE_new());
   if (!store) ThrowCryptoError(pems.Env(), "X509_STORE_new failed");
@@ -28,6 +28,7 @@ X509_STORE* AddonData::RootStore(Napi::Value pems) {
     }
   }
   root_store = std::move(store);
+  root_store_version = version;
   return root_store.get();
 }
 

@@ -17,12 +17,15 @@ struct AddonData {
   static AddonData* Get(Napi::Env env) { return env.GetInstanceData<AddonData>(); }
 
   // The default trust store, built on first use from `pems` (an array of PEM
-  // strings: tls.rootCertificates plus NODE_EXTRA_CA_CERTS).
-  X509_STORE* RootStore(Napi::Value pems);
+  // strings: tls.rootCertificates plus NODE_EXTRA_CA_CERTS), and again when
+  // `version` changes (setDefaultCACertificates()). Contexts made before keep
+  // their reference to the old store.
+  X509_STORE* RootStore(Napi::Value pems, uint32_t version);
 
   Napi::FunctionReference secure_context_ctor;
   Napi::FunctionReference tls_wrap_ctor;
   X509StorePtr root_store;
+  uint32_t root_store_version = 0;
   // Ciphertext blocks for every connection of this environment.
   std::shared_ptr<BlockPool> block_pool = std::make_shared<BlockPool>();
 };

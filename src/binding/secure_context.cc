@@ -260,11 +260,13 @@ void SecureContext::AddCRL(const Napi::CallbackInfo& info) {
 }
 
 void SecureContext::UseDefaultRoots(const Napi::CallbackInfo& info) {
-  // info[0]: the PEM strings of the default trust store, used only the first
-  // time; the store is then shared by every context in this environment.
+  // info[0]: the PEM strings of the default trust store, used only when
+  // info[1] (the list's version) differs from the store's; the store is then
+  // shared by every context in this environment.
   SSL_CTX* ctx = Live();
   AddonData* data = AddonData::Get(info.Env());
-  X509_STORE* roots = data->RootStore(info[0]);
+  uint32_t version = info[1].IsNumber() ? info[1].As<Napi::Number>().Uint32Value() : 0;
+  X509_STORE* roots = data->RootStore(info[0], version);
   if (own_store_) {
     // The context already has CAs of its own: add the roots to them.
     X509_STORE* store = OwnStore();

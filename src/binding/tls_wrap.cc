@@ -215,6 +215,15 @@ void TLSWrap::CertCbDone(const Napi::CallbackInfo& info) {
   Cycle();
 }
 
+void TLSWrap::SetKeyCert(const Napi::CallbackInfo& info) {
+  if (dead()) return;
+  if (!engine_->UseKeyCert(SecureContext::FromValue(info[0])->ctx())) {
+    ThrowCryptoError(info.Env(), "SetKeyCert");
+  }
+  // The SSL now points at the context's certificate: keep the context alive.
+  sni_context_ = Napi::Persistent(info[0].As<Napi::Object>());
+}
+
 void TLSWrap::LoadSession(const Napi::CallbackInfo& info) {
   if (dead()) return;
   if (info[0].IsBuffer()) {

@@ -51,6 +51,7 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   void EnableKeylog(const Napi::CallbackInfo& info);
   void EnableCertCb(const Napi::CallbackInfo& info);
   void CertCbDone(const Napi::CallbackInfo& info);
+  void SetKeyCert(const Napi::CallbackInfo& info);
   Napi::Value UseNativeTransport(const Napi::CallbackInfo& info);
   void SetNoDelay(const Napi::CallbackInfo& info);
   void SetKeepAlive(const Napi::CallbackInfo& info);

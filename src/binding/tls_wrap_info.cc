@@ -33,6 +33,7 @@ Napi::Function TLSWrap::Init(Napi::Env env) {
                          InstanceMethod<&TLSWrap::EnableKeylog>("enableKeylog"),
                          InstanceMethod<&TLSWrap::EnableCertCb>("enableCertCb"),
                          InstanceMethod<&TLSWrap::CertCbDone>("certCbDone"),
+                         InstanceMethod<&TLSWrap::SetKeyCert>("setKeyCert"),
                          InstanceMethod<&TLSWrap::UseNativeTransport>("useNativeTransport"),
                          InstanceMethod<&TLSWrap::SetNoDelay>("setNoDelay"),
                          InstanceMethod<&TLSWrap::SetKeepAlive>("setKeepAlive"),

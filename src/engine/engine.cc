@@ -179,6 +179,11 @@ bool Engine::CertCbDone(SSL_CTX* ctx) {
   if (dead() || cert_cb_ != Pause::kWaiting) return true;
   cert_cb_ = Pause::kDone;
   if (ctx == nullptr) return true;
+  return UseKeyCert(ctx);
+}
+
+bool Engine::UseKeyCert(SSL_CTX* ctx) {
+  if (dead() || !is_server_) return true;
   // Only the chosen context's certificate, key and chain move onto the SSL,
   // as in node:tls. Its SSL_CTX stays the server's, so tickets are sealed and
   // opened with the server's keys: a ClientHello is read before any SNI

@@ -155,6 +155,9 @@ class Engine {
   // Ends the pause the SNI callback asked for, serving the certificate of
   // `ctx` if given. False if OpenSSL refused it.
   bool CertCbDone(SSL_CTX* ctx);
+  // tlsSocket.setKeyCert(): serve `ctx`'s certificate, key and chain (and
+  // check client certificates against its CAs). Servers only, as in node.
+  bool UseKeyCert(SSL_CTX* ctx);
   // The server's sessionIdContext, from which the session id context bound
   // to each ClientHello's server name is derived.
   void SetSessionIdContext(const std::string& sid_ctx);

@@ -1,0 +1,110 @@
+'use strict';
+
+// The default trust store as tls.getCACertificates() / setDefaultCACertificates()
+// see it: node's bundled roots plus NODE_EXTRA_CA_CERTS (read once, at first
+// use, as node reads it once at startup), until replaced.
+
+const fs = require('node:fs');
+const nodeTls = require('node:tls');
+const { X509Certificate } = require('node:crypto');
+const { codedError, invalidArgType } = require('./errors');
+
+const pemBlock = /^-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/gm;
+
+// A certificate as node prints it (PEM ending in a newline), or null where
+// `pem` does not parse.
+function normalized(pem) {
+  try {
+    return new X509Certificate(pem).toString();
+  } catch {
+    return null;
+  }
+}
+
+// Every certificate of a file, skipping what does not parse (as OpenSSL's PEM
+// reader does).
+function splitPems(text) {
+  return (text.match(pemBlock) || []).map(normalized).filter((pem) => pem !== null);
+}
+
+let extra = null;
+let replaced = null; // set by setDefaultCACertificates()
+let version = 0; // bumped on each replacement, so the native store is rebuilt
+
+function extraCertificates() {
+  if (extra === null) {
+    extra = [];
+    const file = process.env.NODE_EXTRA_CA_CERTS;
+    if (file) {
+      try {
+        extra = splitPems(fs.readFileSync(file, 'latin1'));
+      } catch (err) {
+        process.emitWarning(`Ignoring extra certs from \`${file}\`, load failed: ${err.message}`);
+      }
+    }
+    Object.freeze(extra);
+  }
+  return extra;
+}
+
+let defaults = null;
+
+function defaultCertificates() {
+  if (replaced !== null) return replaced;
+  if (defaults === null) defaults = Object.freeze([...nodeTls.rootCertificates, ...extraCertificates()]);
+  return defaults;
+}
+
+function getCACertificates(type = 'default') {
+  if (typeof type !== 'string') throw invalidArgType('type', 'string', type);
+  switch (type) {
+    case 'default':
+      return defaultCertificates();
+    case 'bundled':
+      return nodeTls.rootCertificates;
+    case 'extra':
+      return extraCertificates();
+    case 'system':
+      // Reading the OS store is node's job; tlswrap does not trust it by
+      // default (nor does node without --use-system-ca).
+      if (typeof nodeTls.getCACertificates === 'function') return nodeTls.getCACertificates('system');
+      throw codedError(Error, 'ERR_TLSWRAP_NOT_SUPPORTED',
+                       "getCACertificates('system') needs a Node that has tls.getCACertificates()");
+    default:
+      throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE', `The argument 'type' is invalid. Received '${type}'`);
+  }
+}
+
+function setDefaultCACertificates(certs) {
+  if (!Array.isArray(certs)) {
+    const err = invalidArgType('certs', 'Array', certs);
+    err.message = err.message.replace('must be of type Array', 'must be an instance of Array');
+    throw err;
+  }
+  for (let i = 0; i < certs.length; i++) {
+    if (typeof certs[i] !== 'string' && !ArrayBuffer.isView(certs[i])) {
+      throw invalidArgType(`certs[${i}]`, ['string', 'an instance of ArrayBufferView'], certs[i]);
+    }
+  }
+  // One certificate per entry, duplicates once, as node reads them.
+  const pems = [];
+  for (const one of certs) {
+    const text = typeof one === 'string' ? one : Buffer.from(one.buffer, one.byteOffset, one.byteLength).toString('latin1');
+    const first = text.match(pemBlock);
+    const pem = first && normalized(first[0]);
+    if (pem !== null && !pems.includes(pem)) pems.push(pem);
+  }
+  if (certs.length > 0 && pems.length === 0) {
+    throw codedError(Error, 'ERR_CRYPTO_OPERATION_FAILED', 'No valid certificates found in the provided array');
+  }
+  replaced = Object.freeze(pems);
+  version++;
+}
+
+// What the native store is built from, and a number that changes when that
+// list is replaced (the native side then builds its store again).
+function defaultStore() {
+  return { pems: defaultCertificates(), version };
+}
+
+module.exports = { getCACertificates, setDefaultCACertificates, defaultStore };

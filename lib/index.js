@@ -5,10 +5,12 @@
 //
 // The module has the names node:tls has on the running Node, no more and no
 // fewer (createSecurePair on 20, getCACertificates on 22.15+ ...), so code
-// that feature-tests node:tls takes the same branch.
+// that feature-tests node:tls takes the same branch. lib/index.mjs gives the
+// same names to ESM importers; keep the two lists in step.
 
 const nodeTls = require('node:tls');
 const defaults = require('./defaults');
+const live = require('./live');
 const { convertALPNProtocols } = require('./alpn');
 const { getCACertificates, setDefaultCACertificates } = require('./ca');
 const { connect } = require('./connect');
@@ -38,6 +40,7 @@ for (const name of Object.keys(defaults)) {
     get: () => defaults[name],
     set: (value) => {
       defaults[name] = value;
+      live.defaultSet(name, value);
     },
   });
 }

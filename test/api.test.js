@@ -459,3 +459,60 @@ describe('api: the names of node:tls', function () {
     }
   });
 });
+
+// The package as ESM code imports it: every name as a named export, the
+// module object as the default export.
+describe('api: ESM import', function () {
+  const { execFile } = require('node:child_process');
+  const path = require('node:path');
+  const root = path.join(__dirname, '..');
+
+  // Runs `source` as an ES module in a child node, in the package's directory
+  // (so 'tlswrap' resolves to this package through its exports map); resolves
+  // with its last stdout line parsed as JSON.
+  function runModule(source) {
+    return new Promise((resolve, reject) => {
+      execFile(process.execPath, ['--input-type=module', '-e', source], { cwd: root, timeout: 15000 },
+        (err, stdout, stderr) => {
+          if (err) return reject(new Error(`child failed: ${err.message}\n${stderr}`));
+          const lines = stdout.trim().split('\n');
+          resolve(JSON.parse(lines[lines.length - 1]));
+        });
+    });
+  }
+  const specifier = tlswrap === tls ? 'node:tls' : 'tlswrap';
+
+  it("import * / import { ... } give every name of require(), with the same values", async function () {
+    const result = await runModule(`
+      import { createRequire } from 'node:module';
+      import * as ns from '${specifier}';
+      import tls, { TLSSocket, DEFAULT_MIN_VERSION, rootCertificates, connect, createServer } from '${specifier}';
+      const cjs = createRequire(process.cwd() + '/')(${JSON.stringify(tlswrap === tls ? 'node:tls' : root)});
+      const missing = Object.keys(cjs).filter((name) => !(name in ns));
+      const differ = Object.keys(cjs).filter((name) => ns[name] !== cjs[name]);
+      console.log(JSON.stringify({
+        missing, differ, sameDefault: tls === cjs,
+        named: [typeof TLSSocket, typeof DEFAULT_MIN_VERSION, Array.isArray(rootCertificates), typeof connect,
+          typeof createServer],
+      }));
+    `);
+    assert.deepStrictEqual(result, {
+      missing: [], differ: [], sameDefault: true, named: ['function', 'string', true, 'function', 'function'],
+    });
+  });
+
+  it('a write to DEFAULT_MIN_VERSION on the module object reaches the named export', async function () {
+    // node:tls's bindings follow after syncBuiltinESMExports(); tlswrap's
+    // follow at once (the call is a no-op for a package).
+    const result = await runModule(`
+      import { syncBuiltinESMExports } from 'node:module';
+      import tls, { DEFAULT_MIN_VERSION, DEFAULT_CIPHERS } from '${specifier}';
+      const before = DEFAULT_MIN_VERSION;
+      tls.DEFAULT_MIN_VERSION = 'TLSv1.3';
+      tls.DEFAULT_CIPHERS = 'TLS_AES_128_GCM_SHA256';
+      syncBuiltinESMExports();
+      console.log(JSON.stringify([before, DEFAULT_MIN_VERSION, DEFAULT_CIPHERS]));
+    `);
+    assert.deepStrictEqual(result, ['TLSv1.2', 'TLSv1.3', 'TLS_AES_128_GCM_SHA256']);
+  });
+});

@@ -27,27 +27,31 @@ function splitPems(text) {
   return (text.match(pemBlock) || []).map(normalized).filter((pem) => pem !== null);
 }
 
-let extra = null;
+let extraText = null; // the NODE_EXTRA_CA_CERTS file, '' if none
+let extra = null; // its certificates, split on first use
+let defaults = null;
 let replaced = null; // set by setDefaultCACertificates()
 let version = 0; // bumped on each replacement, so the native store is rebuilt
 
-function extraCertificates() {
-  if (extra === null) {
-    extra = [];
+function extraFile() {
+  if (extraText === null) {
+    extraText = '';
     const file = process.env.NODE_EXTRA_CA_CERTS;
     if (file) {
       try {
-        extra = splitPems(fs.readFileSync(file, 'latin1'));
+        extraText = fs.readFileSync(file, 'latin1');
       } catch (err) {
         process.emitWarning(`Ignoring extra certs from \`${file}\`, load failed: ${err.message}`);
       }
     }
-    Object.freeze(extra);
   }
-  return extra;
+  return extraText;
 }
 
-let defaults = null;
+function extraCertificates() {
+  if (extra === null) extra = Object.freeze(splitPems(extraFile()));
+  return extra;
+}
 
 function defaultCertificates() {
   if (replaced !== null) return replaced;
@@ -101,10 +105,15 @@ function setDefaultCACertificates(certs) {
   version++;
 }
 
-// What the native store is built from, and a number that changes when that
-// list is replaced (the native side then builds its store again).
+// What the native store is built from (PEM texts, each may hold several
+// certificates: the extra file is not split in JS for every process that
+// only connects), and a number that changes when that list is replaced.
+let storeTexts = null;
+
 function defaultStore() {
-  return { pems: defaultCertificates(), version };
+  if (replaced !== null) return { pems: replaced, version };
+  if (storeTexts === null) storeTexts = [...nodeTls.rootCertificates, extraFile()];
+  return { pems: storeTexts, version };
 }
 
 module.exports = { getCACertificates, setDefaultCACertificates, defaultStore };

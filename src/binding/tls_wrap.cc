@@ -220,8 +220,6 @@ void TLSWrap::SetKeyCert(const Napi::CallbackInfo& info) {
   if (!engine_->UseKeyCert(SecureContext::FromValue(info[0])->ctx())) {
     ThrowCryptoError(info.Env(), "SetKeyCert");
   }
-  // The SSL now points at the context's certificate: keep the context alive.
-  sni_context_ = Napi::Persistent(info[0].As<Napi::Object>());
 }
 
 void TLSWrap::LoadSession(const Napi::CallbackInfo& info) {

@@ -12,7 +12,7 @@ const net = require('node:net');
 const path = require('node:path');
 const { builtin, fixtures, tlswrap, serverOptions, listen, closeServer } = require('./common');
 
-const https = builtin ? require('node:https') : require('../https');
+const https = builtin ? require('node:https') : require('tlswrap/https');
 const nodeMajor = Number(process.versions.node.split('.')[0]);
 
 // A GET/POST through `https.request`, resolving with the response, its body
@@ -77,7 +77,7 @@ describe('https', function () {
     assert.ok(https.globalAgent instanceof https.Agent);
     assert.ok(https.globalAgent instanceof require('node:http').Agent);
     if (!builtin) {
-      assert.strictEqual(require('../https'), require('../lib/https'));
+      assert.strictEqual(require('tlswrap/https'), require('../lib/https'));
       assert.ok(https.globalAgent instanceof require('node:https').Agent);
     }
   });

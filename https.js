@@ -1,4 +1,0 @@
-'use strict';
-
-// require('tlswrap/https'): node:https's names over tlswrap.
-module.exports = require('./lib/https');

@@ -113,9 +113,9 @@ void Engine::Destroy() {
 }
 
 bool Engine::EncryptQueuedWrite() {
-  if (dead() || !started_) return false;
+  if (dead() || phase_ == Phase::kNew) return false;
   Batch ignored;  // an error here only ends the connection being destroyed
-  return ClearIn(&ignored) && !fatal_;
+  return ClearIn(&ignored) && phase_ != Phase::kFailed;
 }
 
 bool Engine::WantsInput() const {

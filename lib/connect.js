@@ -10,6 +10,7 @@ const defaults = require('./defaults');
 const { createSecureContext } = require('./context');
 const { codedError } = require('./errors');
 const { TLSSocket } = require('./socket');
+const { resolveSessionCache, sessionKey } = require('./session_cache');
 
 // [port][, host][, options][, callback] | options[, callback] | path[, options][, callback]
 function normalizeConnectArgs(args) {
@@ -68,6 +69,30 @@ function onConnectSecure() {
   this._releaseSession();
 }
 
+// Feeds the cache from the verified path only: 'session' is emitted after
+// onConnectSecure has let the connection through, and a connection let through
+// by rejectUnauthorized:false while unauthorized stores nothing. The session
+// offered is dropped when the server declined it or the connection failed
+// before it was secure (with it, or on the check of a resumed connection).
+function useSessionCache(socket, cache, key, offered) {
+  socket.on('session', (session) => {
+    if (socket.authorized) cache.set(key, session);
+  });
+  if (offered === undefined) return;
+  let secure = false;
+  socket.once('secureConnect', () => {
+    secure = true;
+    if (!socket.authorized || !socket.isSessionReused()) dropSession(cache, key, offered);
+  });
+  socket.once('close', () => {
+    if (!secure && socket._started) dropSession(cache, key, offered);
+  });
+}
+
+function dropSession(cache, key, session) {
+  if (typeof cache.delete === 'function') cache.delete(key, session);
+}
+
 function connect(...args) {
   const [given, cb] = normalizeConnectArgs(args);
   const allowUnauthorized = process.env.NODE_TLS_REJECT_UNAUTHORIZED === '0';
@@ -88,6 +113,15 @@ function connect(...args) {
     context = createSecureContext(options);
     // Only this connection uses it: the socket frees it when destroyed.
     context.singleUse = true;
+  }
+
+  const cache = resolveSessionCache(options.sessionCache);
+  const key = cache === null ? null : sessionKey(options);
+  let offered;
+  if (key !== null && options.session === undefined) {
+    offered = cache.get(key);
+    if (offered !== undefined && offered !== null) options.session = offered;
+    else offered = undefined;
   }
 
   // The TLS socket first: bad options throw before any connection is made.
@@ -123,6 +157,7 @@ function connect(...args) {
   if (options.timeout) socket.setTimeout(options.timeout);
   if (cb) socket.once('secureConnect', cb);
   socket.on('secure', onConnectSecure);
+  if (cache !== null && key !== null) useSessionCache(socket, cache, key, offered);
   if (!transport.connecting) socket._start();
   return socket;
 }

@@ -32,6 +32,7 @@ module.exports = {
   SecureContext,
   Server,
   TLSSocket,
+  SessionCache: require('./session_cache').SessionCache,
 };
 
 for (const name of Object.keys(defaults)) {

@@ -1,0 +1,236 @@
+'use strict';
+
+// Client session cache: connect({ sessionCache }) resumes sessions from
+// earlier connections to the same peer under the same settings. Opt-in.
+//
+// Rules (the README's "Client session cache" says why each exists):
+// - the key covers everything that must match for a session to be safely
+//   reused (peer, name, ALPN offer, trust settings, client identity, versions,
+//   ciphers), so a session never crosses settings;
+// - only sessions from connections that passed verification go in (fed from
+//   the socket's 'session' event, which comes after verification, and only
+//   when `authorized`);
+// - a session the server declined, or whose handshake failed, is dropped;
+// - sessions are kept serialized (DER Buffers), never as live OpenSSL objects;
+// - TLS 1.3: the newest few tickets are kept per key and an unused one is
+//   offered first; a server seen to take each ticket once gets each once.
+
+const crypto = require('node:crypto');
+const nodeTls = require('node:tls');
+const { convertALPNProtocols } = require('./alpn');
+const defaults = require('./defaults');
+const { invalidArgType, validateInteger } = require('./errors');
+
+const TLS1_3_VERSION = 0x0304;
+const TICKETS_PER_KEY = 4;
+
+// The protocol version inside a DER SSL_SESSION: SEQUENCE { INTEGER version,
+// INTEGER sslVersion, ... }. 0 when it cannot be read.
+function sessionProtocol(der) {
+  let i = 0;
+  if (der.length < 2 || der[i++] !== 0x30) return 0;
+  const len = der[i++];
+  if (len & 0x80) i += len & 0x7f;
+  const readInt = () => {
+    if (i + 2 > der.length || der[i] !== 0x02) return -1;
+    const n = der[i + 1];
+    if (n > 4 || i + 2 + n > der.length) return -1;
+    let v = 0;
+    for (let k = 0; k < n; k++) v = v * 256 + der[i + 2 + k];
+    i += 2 + n;
+    return v;
+  };
+  if (readInt() < 0) return 0;
+  const version = readInt();
+  return version < 0 ? 0 : version;
+}
+
+class SessionCache {
+  constructor(options = {}) {
+    if (options === null || typeof options !== 'object') throw invalidArgType('options', 'Object', options);
+    const { max = 1024 } = options;
+    validateInteger(max, 'options.max', 1, 0x7fffffff);
+    this.max = max;
+    // key -> { sessions: [{ der, tls13, uses }] newest first, singleUse }.
+    // A Map iterates in insertion order, so re-inserting on use makes its
+    // first key the least recently used.
+    this._entries = new Map();
+  }
+
+  get size() {
+    return this._entries.size;
+  }
+
+  _touch(key) {
+    const entry = this._entries.get(key);
+    if (entry !== undefined) {
+      this._entries.delete(key);
+      this._entries.set(key, entry);
+    }
+    return entry;
+  }
+
+  // A session to offer for `key`, or undefined. TLS 1.3 tickets: an unused
+  // one first (newest first); a used one again only while the server has not
+  // shown that its tickets are single-use (then each is handed out once).
+  get(key) {
+    const entry = this._touch(key);
+    if (entry === undefined || entry.sessions.length === 0) return undefined;
+    const { sessions } = entry;
+    let index = 0;
+    if (sessions[0].tls13) {
+      index = sessions.findIndex((s) => s.uses === 0);
+      if (index === -1) {
+        if (entry.singleUse) return undefined;
+        index = 0;
+      }
+    }
+    const item = sessions[index];
+    item.uses++;
+    if (item.tls13 && entry.singleUse) sessions.splice(index, 1);
+    return item.der;
+  }
+
+  // A verified connection's session. TLS 1.3 tickets accumulate (newest
+  // first, a few at most); anything else replaces what the key had.
+  set(key, session) {
+    if (!Buffer.isBuffer(session)) throw invalidArgType('session', 'Buffer', session);
+    let entry = this._touch(key);
+    if (entry === undefined) {
+      entry = { sessions: [], singleUse: false };
+      this._entries.set(key, entry);
+      while (this._entries.size > this.max) this._entries.delete(this._entries.keys().next().value);
+    }
+    const item = { der: session, tls13: sessionProtocol(session) === TLS1_3_VERSION, uses: 0 };
+    if (item.tls13) {
+      entry.sessions = [item, ...entry.sessions.filter((s) => s.tls13 && !s.der.equals(session))];
+      if (entry.sessions.length > TICKETS_PER_KEY) entry.sessions.length = TICKETS_PER_KEY;
+    } else {
+      entry.sessions = [item];
+    }
+  }
+
+  // Drops `session` from `key` (all of the key's sessions when none is named):
+  // the server declined it or the handshake with it failed. A TLS 1.3 ticket
+  // declined on its second use tells that the server takes each ticket once.
+  delete(key, session) {
+    const entry = this._entries.get(key);
+    if (entry === undefined) return;
+    if (session === undefined) {
+      entry.sessions = [];
+      return;
+    }
+    const index = entry.sessions.findIndex((s) => s.der.equals(session));
+    if (index === -1) return;
+    const [item] = entry.sessions.splice(index, 1);
+    if (item.tls13 && item.uses > 1) entry.singleUse = true;
+  }
+
+  clear() {
+    this._entries.clear();
+  }
+}
+
+// ---- the key ----
+
+let nextId = 1;
+const ids = new WeakMap();
+// A stable number for an object (a SecureContext, a checkServerIdentity
+// function): identity, not content, is what the key can compare for them.
+function identity(object) {
+  let id = ids.get(object);
+  if (id === undefined) {
+    id = nextId++;
+    ids.set(object, id);
+  }
+  return id;
+}
+
+function digestOf(value) {
+  if (value === undefined || value === null) return '-';
+  const hash = crypto.createHash('sha256');
+  const add = (one) => {
+    if (typeof one === 'string') {
+      hash.update('s');
+      hash.update(one);
+    } else if (ArrayBuffer.isView(one)) {
+      hash.update('b');
+      hash.update(new Uint8Array(one.buffer, one.byteOffset, one.byteLength));
+    } else if (one && typeof one === 'object') {
+      // { pem, passphrase } keys, { buf, passphrase } pfx entries.
+      add(one.pem !== undefined ? one.pem : one.buf);
+      add(one.passphrase === undefined ? '' : String(one.passphrase));
+    } else {
+      hash.update(`v${String(one)}`);
+    }
+    hash.update('\0');
+  };
+  for (const one of Array.isArray(value) ? value : [value]) add(one);
+  return hash.digest('base64');
+}
+
+// The cache key of a connect() call's options (after connect()'s defaults),
+// or null when the peer cannot be named (then nothing is cached).
+function sessionKey(options) {
+  const socket = options.socket;
+  const host = options.host !== undefined ? options.host : socket && socket._host;
+  const port = options.port !== undefined ? options.port : socket && socket.remotePort;
+  const servername = options.servername;
+  if (!options.path && !host && !servername) return null;
+  const alpn = {};
+  if (options.ALPNProtocols) convertALPNProtocols(options.ALPNProtocols, alpn);
+  const check = options.checkServerIdentity;
+  const parts = [
+    options.path ? `path=${options.path}` : `host=${host}:${port}`,
+    `sni=${servername === undefined ? '' : servername}`,
+    `alpn=${alpn.ALPNProtocols ? alpn.ALPNProtocols.toString('hex') : ''}`,
+    `reject=${options.rejectUnauthorized !== false}`,
+    `csi=${check === nodeTls.checkServerIdentity ? 'default' : typeof check === 'function' ? identity(check) : '-'}`,
+  ];
+  if (options.secureContext) {
+    // The context holds the trust store and the client certificate.
+    parts.push(`ctx=${identity(options.secureContext)}`);
+  } else {
+    parts.push(
+      `ca=${digestOf(options.ca)}`,
+      `crl=${digestOf(options.crl)}`,
+      `cert=${digestOf(options.cert)}`,
+      `key=${digestOf(options.key)}`,
+      `pfx=${digestOf(options.pfx)}`,
+      `min=${options.minVersion === undefined ? defaults.DEFAULT_MIN_VERSION : options.minVersion}`,
+      `max=${options.maxVersion === undefined ? defaults.DEFAULT_MAX_VERSION : options.maxVersion}`,
+      `proto=${options.secureProtocol}`,
+      `ciphers=${options.ciphers}`,
+      `sigalgs=${options.sigalgs}`,
+      `secopts=${options.secureOptions}`,
+    );
+  }
+  parts.push(`mindh=${options.minDHSize}`);
+  // Readable where it helps (a store of one's own), a digest for the rest.
+  const digest = crypto.createHash('sha256').update(parts.join('|')).digest('base64');
+  return `${parts[0].slice(parts[0].indexOf('=') + 1)}/${servername === undefined ? '' : servername}/${digest}`;
+}
+
+let defaultCache = null;
+
+// connect()'s sessionCache option: a cache (anything with get/set/delete),
+// `true` for the process-wide one (per thread: each worker loads its own copy
+// of this module), or nothing.
+function resolveSessionCache(value) {
+  if (value === undefined || value === null || value === false) return null;
+  if (value === true) {
+    if (defaultCache === null) defaultCache = new SessionCache();
+    return defaultCache;
+  }
+  if (typeof value !== 'object' || typeof value.get !== 'function' || typeof value.set !== 'function') {
+    throw invalidArgType('options.sessionCache', ['SessionCache', 'boolean'], value);
+  }
+  return value;
+}
+
+function getDefaultSessionCache() {
+  if (defaultCache === null) defaultCache = new SessionCache();
+  return defaultCache;
+}
+
+module.exports = { SessionCache, sessionKey, resolveSessionCache, getDefaultSessionCache, sessionProtocol };

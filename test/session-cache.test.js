@@ -1,0 +1,409 @@
+'use strict';
+
+// The client session cache: connect({ sessionCache }) resumes against
+// tlswrap, node:tls and `openssl s_server` peers (TLS 1.2 session IDs, TLS 1.2
+// tickets, TLS 1.3 tickets); a session never crosses CA sets, server names,
+// client certificates or ALPN offers; sessions from failed verification never
+// enter; a declined session leaves; the LRU bound holds; each worker thread
+// has its own default cache. node:tls has no such cache, so this file is
+// tlswrap's alone (under TLSWRAP_TEST_BUILTIN it is skipped).
+
+const assert = require('node:assert');
+const crypto = require('node:crypto');
+const net = require('node:net');
+const path = require('node:path');
+const tls = require('node:tls');
+const { spawn, spawnSync } = require('node:child_process');
+const { once } = require('node:events');
+const { Worker } = require('node:worker_threads');
+const { builtin, fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer } = require('./common');
+
+const { SSL_OP_NO_TICKET } = crypto.constants;
+const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
+const fixturePath = (name) => path.join(__dirname, 'fixtures', name);
+
+// One connection through `cache`: whether it resumed, and how many sessions
+// it stored. TLS 1.3 tickets come after the handshake, so the client waits for
+// the server's one byte (sent after them) before it ends.
+async function connectOnce(port, extra = {}) {
+  const client = tlswrap.connect(clientOptions(port, extra));
+  let sessions = 0;
+  client.on('session', () => sessions++);
+  const error = once(client, 'error').then(([err]) => err);
+  const secure = once(client, 'secureConnect').then(() => null);
+  const err = await Promise.race([secure, error]);
+  if (err) {
+    client.destroy();
+    return { error: err };
+  }
+  const reused = client.isSessionReused();
+  const authorized = client.authorized;
+  const alpn = client.alpnProtocol;
+  await once(client, 'data');
+  client.end();
+  if (!client.closed) await once(client, 'close');
+  return { reused, authorized, alpn, sessions };
+}
+
+// A server that writes one byte to each connection once its handshake is
+// done, so the tickets sent after a TLS 1.3 handshake reach the client first.
+async function startServer(impl, extra) {
+  const server = impl.createServer(serverOptions(extra), (socket) => {
+    socket.on('error', () => {});
+    socket.end('k');
+  });
+  const port = await listen(server);
+  return { server, port };
+}
+
+// A server-side TLS 1.2 session-ID store for newSession/resumeSession.
+// `takeOnce` removes a session when it is looked up (a single-use store);
+// `misses` counts lookups of IDs it was once given but no longer has.
+function addSessionStore(server, { takeOnce = false } = {}) {
+  const store = new Map();
+  const given = new Set();
+  const stats = { misses: 0 };
+  server.on('newSession', (id, data, cb) => {
+    store.set(id.toString('hex'), data);
+    given.add(id.toString('hex'));
+    cb();
+  });
+  server.on('resumeSession', (id, cb) => {
+    const hex = id.toString('hex');
+    const data = store.get(hex);
+    if (!data && given.has(hex)) stats.misses++;
+    if (takeOnce) store.delete(hex);
+    cb(null, data || null);
+  });
+  return stats;
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+// `openssl s_server` for `accepts` connections (plus the readiness probe).
+// With -www each connection asks for a page and reads it to the end, so TLS
+// 1.3 tickets have arrived; without it (-early_data refuses -www) the client
+// sends close_notify and waits for s_server's, which comes after the tickets.
+async function startSServer(args, accepts) {
+  const port = await freePort();
+  const proc = spawn('openssl', ['s_server', '-accept', `127.0.0.1:${port}`, '-naccept', String(accepts + 1),
+    '-cert', fixturePath('server-cert.pem'), '-key', fixturePath('server-key.pem'), ...args],
+  // stdin stays open: at its EOF s_server would end the connection.
+  { stdio: ['pipe', 'ignore', 'pipe'] });
+  proc.stdin.on('error', () => {});
+  let stderr = '';
+  proc.stderr.on('data', (d) => { stderr += d; });
+  const exited = once(proc, 'exit').then(() => false);
+  const deadline = Date.now() + 5000;
+  let ready = false;
+  while (!ready && Date.now() < deadline && proc.exitCode === null) {
+    ready = await Promise.race([exited, new Promise((resolve) => {
+      const s = net.connect(port, '127.0.0.1');
+      s.on('connect', () => { s.destroy(); resolve(true); });
+      s.on('error', () => setTimeout(() => resolve(false), 25));
+    })]);
+  }
+  if (!ready) {
+    proc.kill();
+    throw new Error(`openssl s_server did not start: ${stderr}`);
+  }
+  return {
+    port,
+    www: args.includes('-www'),
+    async stop() {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        proc.kill();
+        await exited;
+      }
+    },
+  };
+}
+
+async function connectOnceSServer(peer, extra) {
+  const client = tlswrap.connect(clientOptions(peer.port, extra));
+  await once(client, 'secureConnect');
+  const reused = client.isSessionReused();
+  if (peer.www) client.write('GET / HTTP/1.0\r\n\r\n');
+  else client.end();
+  client.resume();
+  if (!client.closed) await once(client, 'close');
+  return { reused };
+}
+
+(builtin ? describe.skip : describe)('client session cache', function () {
+  const servers = [];
+  async function start(impl, extra) {
+    const s = await startServer(impl, extra);
+    servers.push(s.server);
+    return s;
+  }
+  afterEach(async function () {
+    await Promise.all(servers.splice(0).map(closeServer));
+  });
+
+  describe('SessionCache', function () {
+    it('options are checked', function () {
+      assert.throws(() => new tlswrap.SessionCache({ max: 0 }), { code: 'ERR_OUT_OF_RANGE' });
+      assert.throws(() => new tlswrap.SessionCache({ max: '5' }), { code: 'ERR_INVALID_ARG_TYPE' });
+      assert.throws(() => tlswrap.connect({ port: 1, sessionCache: {} }), { code: 'ERR_INVALID_ARG_TYPE' });
+    });
+
+    it('holds at most `max` keys, dropping the least recently used', function () {
+      const cache = new tlswrap.SessionCache({ max: 2 });
+      const a = Buffer.from('a');
+      cache.set('a', a);
+      cache.set('b', Buffer.from('b'));
+      assert.strictEqual(cache.get('a'), a); // 'a' is now the most recent
+      cache.set('c', Buffer.from('c'));
+      assert.strictEqual(cache.size, 2);
+      assert.strictEqual(cache.get('b'), undefined);
+      assert.strictEqual(cache.get('a'), a);
+      assert.ok(cache.get('c'));
+    });
+  });
+
+  const kinds = [
+    ['TLS 1.2 session IDs', { maxVersion: 'TLSv1.2', secureOptions: SSL_OP_NO_TICKET }, true],
+    ['TLS 1.2 tickets', { maxVersion: 'TLSv1.2' }, false],
+    ['TLS 1.3 tickets', { minVersion: 'TLSv1.3' }, false],
+  ];
+  for (const [implName, impl] of [['tlswrap', tlswrap], ['node:tls', tls]]) {
+    for (const [kind, options, ids] of kinds) {
+      it(`resumes against a ${implName} server: ${kind}`, async function () {
+        const { server, port } = await start(impl, options);
+        if (ids) addSessionStore(server);
+        const sessionCache = new tlswrap.SessionCache();
+        const first = await connectOnce(port, { sessionCache });
+        assert.strictEqual(first.reused, false);
+        assert.ok(first.sessions > 0);
+        for (let i = 0; i < 3; i++) {
+          const again = await connectOnce(port, { sessionCache });
+          assert.strictEqual(again.reused, true, `connection ${i + 2} resumed`);
+          assert.strictEqual(again.authorized, true);
+        }
+        // Without the option nothing is cached or offered.
+        assert.strictEqual((await connectOnce(port)).reused, false);
+      });
+    }
+  }
+
+  describe('against openssl s_server', function () {
+    before(function () {
+      if (!hasOpenssl) this.skip();
+    });
+    for (const [kind, args] of [
+      ['TLS 1.2 session IDs', ['-www', '-tls1_2', '-no_ticket']],
+      ['TLS 1.2 tickets', ['-www', '-tls1_2']],
+      ['TLS 1.3 tickets', ['-www', '-tls1_3']],
+    ]) {
+      it(`resumes: ${kind}`, async function () {
+        const peer = await startSServer(args, 4);
+        try {
+          const sessionCache = new tlswrap.SessionCache();
+          assert.strictEqual((await connectOnceSServer(peer, { sessionCache })).reused, false);
+          for (let i = 0; i < 3; i++) {
+            assert.strictEqual((await connectOnceSServer(peer, { sessionCache })).reused, true,
+                               `connection ${i + 2} resumed`);
+          }
+        } finally {
+          await peer.stop();
+        }
+      });
+    }
+  });
+
+  // The cache keeps only the two tickets of the first handshake here (later
+  // ones are not stored), so tickets run out and get offered a second time.
+  for (const [what, args, expected] of [
+    ['single-use tickets (stateful with anti-replay, s_server -no_ticket -early_data): a spent ticket is tried once, declined, and then ' +
+     'no spent ticket is offered', ['-tls1_3', '-no_ticket', '-early_data'], [false, true, true, false, false]],
+    ['reusable tickets (stateless): unused tickets first, then reused', ['-www', '-tls1_3'], [false, true, true, true, true]],
+  ]) {
+    it(`TLS 1.3 ${what}`, async function () {
+      if (!hasOpenssl) this.skip();
+      const peer = await startSServer(args, 5);
+      try {
+        const offered = [];
+        const sessionCache = new tlswrap.SessionCache();
+        const get = sessionCache.get.bind(sessionCache);
+        const set = sessionCache.set.bind(sessionCache);
+        let frozen = false;
+        sessionCache.get = (key) => {
+          const session = get(key);
+          offered.push(session ? session.toString('hex') : null);
+          return session;
+        };
+        sessionCache.set = (key, session) => (frozen ? undefined : set(key, session));
+        const reused = [];
+        for (let i = 0; i < 5; i++) {
+          reused.push((await connectOnceSServer(peer, { sessionCache })).reused);
+          frozen = true;
+        }
+        assert.deepStrictEqual(reused, expected);
+        assert.notStrictEqual(offered[1], offered[2], 'the two tickets are each offered first');
+        if (expected[3] === false) assert.strictEqual(offered[4], null, 'a spent ticket was offered again');
+        else assert.strictEqual(offered[3], offered[1]);
+      } finally {
+        await peer.stop();
+      }
+    });
+  }
+
+  it('TLS 1.3 reusable tickets: unused tickets first, then reused', async function () {
+    const { server, port } = await start(tlswrap, { minVersion: 'TLSv1.3' });
+    const sessionCache = new tlswrap.SessionCache();
+    const reused = [];
+    for (let i = 0; i < 5; i++) reused.push((await connectOnce(port, { sessionCache })).reused);
+    assert.deepStrictEqual(reused, [false, true, true, true, true]);
+  });
+
+  for (const version of ['TLSv1.2', 'TLSv1.3']) {
+    describe(`a session never crosses keys, ${version}`, function () {
+      const same = () => undefined;
+      const cases = [
+        ['CA sets', { ca: [fixtures.ca] }, { ca: [fixtures.ca, fixtures.selfSignedCert] }],
+        ['server names', { servername: 'a.example', checkServerIdentity: same },
+          { servername: 'b.example', checkServerIdentity: same }],
+        ['client certificates', {}, { cert: fixtures.clientCert, key: fixtures.clientKey }],
+        ['ALPN offers', { ALPNProtocols: ['h2'] }, { ALPNProtocols: ['http/1.1'] }],
+        ['rejectUnauthorized', {}, { rejectUnauthorized: false }],
+        ['checkServerIdentity functions', { checkServerIdentity: same }, { checkServerIdentity: () => undefined }],
+        ['secureContexts', { secureContext: tlswrap.createSecureContext({ ca: fixtures.ca }) },
+          { secureContext: tlswrap.createSecureContext({ ca: fixtures.ca }) }],
+        ['ports', {}, 'other port'],
+      ];
+      for (const [what, a, b] of cases) {
+        it(`different ${what}: full handshake; the first settings still resume`, async function () {
+          const opts = { minVersion: version, maxVersion: version, ALPNProtocols: ['h2', 'http/1.1'] };
+          const { port } = await start(tlswrap, opts);
+          let portB = port;
+          let optionsB = b;
+          if (b === 'other port') {
+            // A second server with the same ticket keys: only the key keeps
+            // the session from it.
+            const other = await start(tlswrap, opts);
+            other.server.setTicketKeys(servers[0].getTicketKeys());
+            portB = other.port;
+            optionsB = {};
+          }
+          const sessionCache = new tlswrap.SessionCache();
+          assert.strictEqual((await connectOnce(port, { sessionCache, ...a })).reused, false);
+          const other = await connectOnce(portB, { sessionCache, ...optionsB });
+          assert.ifError(other.error);
+          assert.strictEqual(other.reused, false);
+          assert.strictEqual((await connectOnce(port, { sessionCache, ...a })).reused, true);
+        });
+      }
+    });
+  }
+
+  describe('verification', function () {
+    it('a session from a connection that failed verification (rejectUnauthorized:false) is not cached',
+       async function () {
+         const { port } = await start(tlswrap, { maxVersion: 'TLSv1.2' });
+         const sessionCache = new tlswrap.SessionCache();
+         const options = { sessionCache, servername: 'wrong.example', rejectUnauthorized: false };
+         const first = await connectOnce(port, options);
+         assert.strictEqual(first.authorized, false);
+         assert.strictEqual(first.sessions, 1);
+         assert.strictEqual(sessionCache.size, 0);
+         assert.strictEqual((await connectOnce(port, options)).reused, false);
+       });
+
+    it('a connection rejected by checkServerIdentity caches nothing', async function () {
+      const { port } = await start(tlswrap, {});
+      const sessionCache = new tlswrap.SessionCache();
+      const checkServerIdentity = () => new Error('no');
+      const first = await connectOnce(port, { sessionCache, checkServerIdentity });
+      assert.strictEqual(first.error.message, 'no');
+      assert.strictEqual(sessionCache.size, 0);
+    });
+
+    it('a cached session whose resumed connection then fails verification is dropped', async function () {
+      const { port } = await start(tlswrap, { maxVersion: 'TLSv1.2' });
+      const sessionCache = new tlswrap.SessionCache();
+      let fail = false;
+      const checkServerIdentity = (name, cert) => (fail ? new Error('now failing') : tls.checkServerIdentity(name, cert));
+      await connectOnce(port, { sessionCache, checkServerIdentity });
+      fail = true;
+      assert.strictEqual((await connectOnce(port, { sessionCache, checkServerIdentity })).error.message, 'now failing');
+      fail = false;
+      assert.strictEqual((await connectOnce(port, { sessionCache, checkServerIdentity })).reused, false);
+    });
+  });
+
+  it('a declined session (ticket keys rotated) gives a full handshake, is replaced, and resumption goes on',
+     async function () {
+       const { server, port } = await start(tlswrap, { maxVersion: 'TLSv1.2' });
+       const sessionCache = new tlswrap.SessionCache();
+       await connectOnce(port, { sessionCache });
+       assert.strictEqual((await connectOnce(port, { sessionCache })).reused, true);
+       server.setTicketKeys(crypto.randomBytes(48));
+       const declined = await connectOnce(port, { sessionCache });
+       assert.ifError(declined.error);
+       assert.strictEqual(declined.reused, false);
+       assert.strictEqual((await connectOnce(port, { sessionCache })).reused, true);
+     });
+
+  it('the LRU bound holds across servers', async function () {
+    const a = await start(tlswrap, { maxVersion: 'TLSv1.2' });
+    const b = await start(tlswrap, { maxVersion: 'TLSv1.2' });
+    const c = await start(tlswrap, { maxVersion: 'TLSv1.2' });
+    const sessionCache = new tlswrap.SessionCache({ max: 2 });
+    for (const s of [a, b, c]) await connectOnce(s.port, { sessionCache });
+    assert.strictEqual(sessionCache.size, 2);
+    assert.strictEqual((await connectOnce(a.port, { sessionCache })).reused, false);
+    assert.strictEqual((await connectOnce(c.port, { sessionCache })).reused, true);
+  });
+
+  it('a store of ones own: get/set/delete with string keys and DER Buffers', async function () {
+    const { port } = await start(tlswrap, { maxVersion: 'TLSv1.2' });
+    const shared = new Map();
+    // Two stores over one Map, as two processes sharing a store would be.
+    const store = () => ({
+      get: (key) => shared.get(key),
+      set: (key, session) => {
+        assert.strictEqual(typeof key, 'string');
+        assert.ok(Buffer.isBuffer(session));
+        shared.set(key, session);
+      },
+      delete: (key) => shared.delete(key),
+    });
+    assert.strictEqual((await connectOnce(port, { sessionCache: store() })).reused, false);
+    assert.strictEqual(shared.size, 1);
+    assert.strictEqual((await connectOnce(port, { sessionCache: store() })).reused, true);
+  });
+
+  it('sessionCache: true is one process-wide cache; each worker thread has its own', async function () {
+    const { port } = await start(tlswrap, { maxVersion: 'TLSv1.2' });
+    assert.strictEqual((await connectOnce(port, { sessionCache: true })).reused, false);
+    assert.strictEqual((await connectOnce(port, { sessionCache: true })).reused, true);
+    const worker = new Worker(`
+      const { parentPort, workerData } = require('node:worker_threads');
+      const tlswrap = require(workerData.lib);
+      const once = (options) => new Promise((resolve, reject) => {
+        const c = tlswrap.connect({ host: '127.0.0.1', port: workerData.port, ca: workerData.ca,
+                                    servername: 'localhost', sessionCache: true });
+        c.on('error', reject);
+        c.on('secureConnect', () => {
+          const reused = c.isSessionReused();
+          c.resume();
+          c.on('close', () => resolve(reused));
+        });
+      });
+      (async () => parentPort.postMessage([await once(), await once()]))();
+    `, { eval: true, workerData: { port, ca: fixtures.ca, lib: path.join(__dirname, '..') } });
+    const [result] = await once(worker, 'message');
+    assert.deepStrictEqual(result, [false, true]);
+    await once(worker, 'exit');
+  });
+});

@@ -402,8 +402,9 @@ async function connectOnceSServer(peer, extra) {
       });
       (async () => parentPort.postMessage([await once(), await once()]))();
     `, { eval: true, workerData: { port, ca: fixtures.ca, lib: path.join(__dirname, '..') } });
+    const exited = once(worker, 'exit');
     const [result] = await once(worker, 'message');
     assert.deepStrictEqual(result, [false, true]);
-    await once(worker, 'exit');
+    await exited;
   });
 });

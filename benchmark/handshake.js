@@ -1,10 +1,10 @@
 'use strict';
 
-// New TLS connections per second with full handshakes, one measurement per
-// process.
+// New TLS connections per second with full handshakes (or, with resume=1,
+// resumed ones), one measurement per process.
 //
 //   node benchmark/handshake.js [impl=tlswrap] [tlsVersion=TLSv1.3]
-//     [concurrency=8] [dur=5] [cipher=AES-256-GCM] [warmup=0.5]
+//     [concurrency=8] [dur=5] [cipher=AES-256-GCM] [warmup=0.5] [resume=0]
 //
 // Server and client in this one process on 127.0.0.1, same impl both ends.
 // `concurrency` connections are kept in flight: each one connects, completes
@@ -14,9 +14,13 @@
 // teardown are inside the measurement too (counting at the client's
 // 'secureConnect' would let a TLS 1.3 client finish before the server has).
 //
-// No resumption: the server turns tickets off and has no session cache
-// listeners, the client never passes `session`; every connection is checked
-// with isSessionReused() and the run fails if one was resumed.
+// resume=0: no resumption: the server turns tickets off and has no session
+// cache listeners, the client never passes `session`; every connection is
+// checked with isSessionReused() and the run fails if one was resumed.
+// resume=1: the server issues tickets, and every connection offers the latest
+// session any earlier one received (the same code for both impls, so the
+// difference is the engines'); a connection that offered one and was not
+// resumed fails the run.
 //
 // Timing as in throughput-s2c: the window opens `warmup` seconds after the
 // first completed connection and lasts `dur` seconds. Prints one JSON line.
@@ -31,8 +35,10 @@ const { opts, tls } = common.setup({
   dur: 5,
   cipher: 'AES-256-GCM',
   warmup: 0.5,
+  resume: 0,
 }, (o) => {
   common.checkInt(o, 'concurrency', 1);
+  common.checkInt(o, 'resume', 0, 1);
   if (!(o.dur > 0) || !(o.warmup >= 0)) throw new Error('dur must be > 0 and warmup >= 0');
 });
 
@@ -41,7 +47,8 @@ const { server: serverOpts, client: clientOpts } = common.tlsOptions(opts.tlsVer
 // SSL_OP_NO_TICKET: no TLS 1.2 tickets; in TLS 1.3 it makes tickets stateful,
 // which need a server-side cache that does not exist here, so nothing can be
 // resumed either way (and the client never offers a session anyway).
-serverOpts.secureOptions = cryptoConstants.SSL_OP_NO_TICKET;
+if (!opts.resume) serverOpts.secureOptions = cryptoConstants.SSL_OP_NO_TICKET;
+let session; // resume=1: the latest session received
 
 let finished = false; // after this, errors are teardown noise, not failures
 const serverSockets = new Set();
@@ -68,14 +75,22 @@ const clients = new Set();
 
 function connectOne(port) {
   if (finished) return;
-  const client = tls.connect({ ...clientOpts, port }, () => {
-    if (client.isSessionReused()) common.fail(new Error('session was resumed; expected full handshakes'));
+  const offered = opts.resume ? session : undefined;
+  const client = tls.connect({ ...clientOpts, port, session: offered }, () => {
+    if (client.isSessionReused() !== (offered !== undefined)) {
+      common.fail(new Error(offered ? 'session was not resumed' : 'session was resumed; expected full handshakes'));
+    }
     const protocol = client.getProtocol();
     if (protocol !== opts.tlsVersion) {
       common.fail(new Error(`negotiated ${protocol}, asked for ${opts.tlsVersion}`));
     }
   });
   clients.add(client);
+  if (opts.resume) {
+    client.on('session', (s) => {
+      session = s;
+    });
+  }
   let gotByte = false;
   client.on('data', () => {
     gotByte = true;
@@ -125,6 +140,7 @@ function end() {
     concurrency: opts.concurrency,
     dur: opts.dur,
     cipher: opts.cipher,
+    resume: opts.resume,
     connsPerSec: common.round(conns / elapsed, 1),
     conns,
     elapsed: common.round(elapsed, 3),

@@ -168,11 +168,20 @@ function configure(sc, options) {
     context.setSigalgs(sigalgs);
   }
   if (ticketKeys !== undefined) {
-    if (!Buffer.isBuffer(ticketKeys) || ticketKeys.length !== 48) {
+    // One key (node:tls) or several, newest first.
+    if (!Buffer.isBuffer(ticketKeys) || ticketKeys.length === 0 || ticketKeys.length % 48 !== 0) {
       throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE',
-                       "The property 'options.ticketKeys' must be exactly 48 bytes");
+                       "The property 'options.ticketKeys' must be a multiple of 48 bytes");
     }
     context.setTicketKeys(ticketKeys);
+  }
+  const rotation = options.ticketKeyRotation;
+  if (rotation !== undefined) {
+    if (typeof rotation !== 'number' || !(rotation >= 0) || !Number.isFinite(rotation)) {
+      throw codedError(RangeError, 'ERR_OUT_OF_RANGE',
+                       `The value of "options.ticketKeyRotation" is out of range. It must be >= 0 (seconds). Received ${rotation}`);
+    }
+    context.setTicketRotation(rotation * 1000);
   }
   if (sessionTimeout) context.setSessionTimeout(sessionTimeout);
   if (options.honorCipherOrder) context.setOptions(SSL_OP_CIPHER_SERVER_PREFERENCE);

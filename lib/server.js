@@ -162,6 +162,7 @@ class Server extends net.Server {
       sessionIdContext,
       sessionTimeout: this.sessionTimeout,
       ticketKeys: options.ticketKeys,
+      ticketKeyRotation: options.ticketKeyRotation,
     });
   }
 
@@ -180,8 +181,10 @@ class Server extends net.Server {
 
   setTicketKeys(keys) {
     if (!ArrayBuffer.isView(keys)) throw invalidArgType('keys', ['Buffer', 'TypedArray', 'DataView'], keys);
-    if (keys.length !== 48) {
-      throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE', "The argument 'keys' must be exactly 48 bytes");
+    // 48 bytes as node:tls takes, or several keys newest first (a fleet
+    // sharing and rotating them); automatic rotation stops either way.
+    if (keys.byteLength === 0 || keys.byteLength % 48 !== 0) {
+      throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE', "The argument 'keys' must be a multiple of 48 bytes");
     }
     this._sharedCreds.context.setTicketKeys(keys);
   }

@@ -454,3 +454,97 @@ describe('ticket key option checks', function () {
     assert.throws(() => server.setTicketKeys('x'.repeat(48)), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
   });
 });
+
+// tlswrap's own: several ticket keys (newest seals, all open) and automatic
+// rotation of a server's own keys. node:tls takes exactly one key and never
+// rotates, hence skipped under TLSWRAP_TEST_BUILTIN.
+for (const version of ['TLSv1.2', 'TLSv1.3']) {
+  (builtin ? describe.skip : describe)(`ticket key rotation, ${version}`, function () {
+    const servers = [];
+    async function start(extra) {
+      const s = await startServer({ minVersion: version, maxVersion: version, ...extra });
+      servers.push(s.server);
+      return s;
+    }
+    afterEach(async function () {
+      await Promise.all(servers.splice(0).map(closeServer));
+    });
+
+    // A connection offering `session`: whether it resumed, and the new
+    // session it was given if any (a resumption under an older key brings a
+    // ticket sealed with the newest: in TLS 1.2 inside the resumed session,
+    // getSession(); in TLS 1.3 a 'session' after the handshake).
+    async function resumeWith(port, session, wantNew = true) {
+      const client = tlswrap.connect(clientOptions(port, { session }));
+      const sessions = [];
+      client.on('session', (s) => sessions.push(s));
+      await once(client, 'secureConnect');
+      const reused = client.isSessionReused();
+      if (version === 'TLSv1.2') {
+        const now = client.getSession();
+        if (!now.equals(session)) sessions.push(now);
+      }
+      const deadline = Date.now() + 2000;
+      while (wantNew && reused && sessions.length === 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      client.end();
+      await once(client, 'close');
+      return { reused, session: sessions[0] };
+    }
+
+    it('setTicketKeys(n*48 bytes): the newest seals, older ones still open; a key left out gives a full ' +
+       'handshake, not an error', async function () {
+      const [k1, k2, k3] = [crypto.randomBytes(48), crypto.randomBytes(48), crypto.randomBytes(48)];
+      const { server, port } = await start({ ticketKeys: k1 });
+      const underK1 = (await connectOnce(server, port)).sessions[0];
+      server.setTicketKeys(Buffer.concat([k2, k1]));
+      assert.ok(server.getTicketKeys().equals(k2), 'getTicketKeys() is the newest key (48 bytes, as node)');
+      const resumed = await resumeWith(port, underK1);
+      assert.strictEqual(resumed.reused, true);
+      assert.ok(resumed.session, 'a ticket under an older key is reissued under the newest');
+      server.setTicketKeys(Buffer.concat([k3, k2]));
+      assert.strictEqual((await resumeWith(port, resumed.session, false)).reused, true);
+      const dropped = await connectOnce(server, port, { session: underK1 });
+      assert.strictEqual(dropped.reused, false);
+    });
+
+    it('ticketKeyRotation: a new key seals after the interval; tickets under the previous key still resume',
+       async function () {
+         const { server, port } = await start({ ticketKeyRotation: 0.1 });
+         const before = server.getTicketKeys();
+         const first = (await connectOnce(server, port)).sessions[0];
+         await new Promise((resolve) => setTimeout(resolve, 150));
+         const resumed = await resumeWith(port, first);
+         assert.strictEqual(resumed.reused, true, 'a ticket under the rotated-out key resumes within its lifetime');
+         const after = server.getTicketKeys();
+         assert.ok(!after.equals(before), 'the key rotated');
+         // The reissued ticket is sealed with the new key alone.
+         server.setTicketKeys(after);
+         assert.strictEqual((await resumeWith(port, resumed.session, false)).reused, true);
+         assert.strictEqual((await connectOnce(server, port, { session: first })).reused, false);
+       });
+
+    it('a server given its keys (ticketKeys or setTicketKeys) does not rotate them', async function () {
+      const keys = crypto.randomBytes(48);
+      const { server, port } = await start({ ticketKeys: keys, ticketKeyRotation: 0.05 });
+      await connectOnce(server, port);
+      await new Promise((resolve) => setTimeout(resolve, 80));
+      await connectOnce(server, port);
+      assert.ok(server.getTicketKeys().equals(keys));
+    });
+  });
+}
+
+(builtin ? describe.skip : describe)('ticket key options', function () {
+  it('ticketKeys and setTicketKeys take multiples of 48 bytes; ticketKeyRotation is seconds >= 0', function () {
+    assert.throws(() => tlswrap.createServer(serverOptions({ ticketKeys: Buffer.alloc(50) })),
+                  { code: 'ERR_INVALID_ARG_VALUE' });
+    assert.throws(() => tlswrap.createServer(serverOptions({ ticketKeyRotation: -1 })), { code: 'ERR_OUT_OF_RANGE' });
+    const server = tlswrap.createServer(serverOptions({ ticketKeys: Buffer.alloc(96, 1) }));
+    assert.throws(() => server.setTicketKeys(Buffer.alloc(47)), { code: 'ERR_INVALID_ARG_VALUE' });
+    assert.throws(() => server.setTicketKeys(Buffer.alloc(0)), { code: 'ERR_INVALID_ARG_VALUE' });
+    server.setTicketKeys(Buffer.alloc(144, 2));
+    assert.ok(server.getTicketKeys().equals(Buffer.alloc(48, 2)));
+  });
+});

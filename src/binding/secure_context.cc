@@ -71,6 +71,7 @@ Napi::Function SecureContext::Init(Napi::Env env) {
                          InstanceMethod<&SecureContext::SetOptions>("setOptions"),
                          InstanceMethod<&SecureContext::SetTicketKeys>("setTicketKeys"),
                          InstanceMethod<&SecureContext::GetTicketKeys>("getTicketKeys"),
+                         InstanceMethod<&SecureContext::SetTicketRotation>("setTicketRotation"),
                          InstanceMethod<&SecureContext::GetCertificate>("getCertificate"),
                          InstanceMethod<&SecureContext::Close>("close"),
                      });
@@ -111,7 +112,9 @@ SecureContext::SecureContext(const Napi::CallbackInfo& info)
                                           SSL_SESS_CACHE_NO_INTERNAL |
                                           SSL_SESS_CACHE_NO_AUTO_CLEAR);
 
-  if (RAND_bytes(ticket_keys_.data(), static_cast<int>(ticket_keys_.size())) != 1) {
+  ticket_keys_.emplace_back();
+  if (RAND_bytes(ticket_keys_[0].bytes.data(), static_cast<int>(ticket_keys_[0].bytes.size())) !=
+      1) {
     ThrowCryptoError(env, "could not generate session ticket keys");
   }
   SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, TicketKeyCallback);
@@ -146,10 +149,41 @@ void SecureContext::Close(const Napi::CallbackInfo& /*info*/) {
   Unreport();
 }
 
+void SecureContext::RotateTicketKeys(SSL_CTX* ctx) {
+  const Clock::time_point now = Clock::now();
+  if (!keys_given_ && rotation_interval_.count() > 0 && now - newest_since_ >= rotation_interval_) {
+    TicketKey fresh;
+    // Without randomness keep sealing with the current key rather than fail.
+    if (RAND_bytes(fresh.bytes.data(), static_cast<int>(fresh.bytes.size())) == 1) {
+      ticket_keys_[0].retired = now;
+      ticket_keys_[0].expires = true;
+      ticket_keys_.insert(ticket_keys_.begin(), fresh);
+      newest_since_ = now;
+    }
+  }
+  const auto lifetime = std::chrono::seconds(SSL_CTX_get_timeout(ctx));
+  for (size_t i = ticket_keys_.size(); i-- > 1;) {
+    if (ticket_keys_[i].expires && now - ticket_keys_[i].retired >= lifetime) {
+      ticket_keys_.erase(ticket_keys_.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+}
+
 int SecureContext::TicketKeyCallback(SSL* ssl, unsigned char* name, unsigned char* iv,
                                      EVP_CIPHER_CTX* cipher, EVP_MAC_CTX* mac, int encrypt) {
-  auto* sc = static_cast<SecureContext*>(SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl)));
-  const unsigned char* keys = sc->ticket_keys_.data();
+  SSL_CTX* ctx = SSL_get_SSL_CTX(ssl);
+  auto* sc = static_cast<SecureContext*>(SSL_CTX_get_app_data(ctx));
+  sc->RotateTicketKeys(ctx);
+  size_t index = 0;
+  if (!encrypt) {
+    while (index < sc->ticket_keys_.size() &&
+           std::memcmp(name, sc->ticket_keys_[index].bytes.data(), 16) != 0) {
+      index++;
+    }
+    // A ticket under other keys is not an error: fall back to a full handshake.
+    if (index == sc->ticket_keys_.size()) return 0;
+  }
+  const unsigned char* keys = sc->ticket_keys_[index].bytes.data();
   char digest[] = "SHA256";
   OSSL_PARAM params[] = {
       OSSL_PARAM_construct_octet_string(OSSL_MAC_PARAM_KEY, const_cast<unsigned char*>(keys + 16),
@@ -164,11 +198,10 @@ int SecureContext::TicketKeyCallback(SSL* ssl, unsigned char* name, unsigned cha
     if (EVP_MAC_CTX_set_params(mac, params) != 1) return -1;
     return 1;
   }
-  // A ticket under other keys is not an error: fall back to a full handshake.
-  if (std::memcmp(name, keys, 16) != 0) return 0;
   if (EVP_DecryptInit_ex(cipher, EVP_aes_128_cbc(), nullptr, keys + 32, iv) != 1) return -1;
   if (EVP_MAC_CTX_set_params(mac, params) != 1) return -1;
-  return 1;
+  // Under an older key: resume, and reissue the ticket under the newest.
+  return index == 0 ? 1 : 2;
 }
 
 void SecureContext::SetMinProto(const Napi::CallbackInfo& info) {
@@ -367,16 +400,31 @@ void SecureContext::SetOptions(const Napi::CallbackInfo& info) {
   SSL_CTX_set_options(Live(), static_cast<uint64_t>(info[0].As<Napi::Number>().Int64Value()));
 }
 
+// One key (48 bytes, as node:tls takes) or several, newest first: a fleet of
+// servers behind one name shares them and rotates them itself.
 void SecureContext::SetTicketKeys(const Napi::CallbackInfo& info) {
   auto buf = info[0].As<Napi::Buffer<unsigned char>>();
-  if (buf.Length() != ticket_keys_.size()) {
-    throw Napi::TypeError::New(info.Env(), "Session ticket keys must be a 48-byte buffer");
+  const size_t size = sizeof(TicketKey::bytes);
+  if (buf.Length() == 0 || buf.Length() % size != 0) {
+    throw Napi::TypeError::New(info.Env(), "Session ticket keys must be a multiple of 48 bytes");
   }
-  std::memcpy(ticket_keys_.data(), buf.Data(), ticket_keys_.size());
+  std::vector<TicketKey> keys(buf.Length() / size);
+  for (size_t i = 0; i < keys.size(); i++)
+    std::memcpy(keys[i].bytes.data(), buf.Data() + i * size, size);
+  ticket_keys_ = std::move(keys);
+  keys_given_ = true;
 }
 
+// The key that seals (node:tls's 48 bytes).
 Napi::Value SecureContext::GetTicketKeys(const Napi::CallbackInfo& info) {
-  return Napi::Buffer<unsigned char>::Copy(info.Env(), ticket_keys_.data(), ticket_keys_.size());
+  const auto& newest = ticket_keys_[0].bytes;
+  return Napi::Buffer<unsigned char>::Copy(info.Env(), newest.data(), newest.size());
+}
+
+// Milliseconds between automatic rotations; 0 turns them off.
+void SecureContext::SetTicketRotation(const Napi::CallbackInfo& info) {
+  rotation_interval_ = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double, std::milli>(info[0].As<Napi::Number>().DoubleValue()));
 }
 
 Napi::Value SecureContext::GetCertificate(const Napi::CallbackInfo& info) {

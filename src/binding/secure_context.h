@@ -6,7 +6,9 @@
 #include <napi.h>
 
 #include <array>
+#include <chrono>
 #include <string>
+#include <vector>
 
 #include "engine/openssl_ptr.h"
 
@@ -45,6 +47,10 @@ class SecureContext : public Napi::ObjectWrap<SecureContext> {
   void SetOptions(const Napi::CallbackInfo& info);
   void SetTicketKeys(const Napi::CallbackInfo& info);
   Napi::Value GetTicketKeys(const Napi::CallbackInfo& info);
+  void SetTicketRotation(const Napi::CallbackInfo& info);
+  // Makes a new key when the newest is older than the rotation interval, and
+  // forgets retired keys once no ticket they sealed can still be valid.
+  void RotateTicketKeys(SSL_CTX* ctx);
   Napi::Value GetCertificate(const Napi::CallbackInfo& info);
   // Frees the SSL_CTX now rather than at GC: connect() closes the context it
   // made for one connection when that connection is destroyed, as node:tls
@@ -74,9 +80,23 @@ class SecureContext : public Napi::ObjectWrap<SecureContext> {
   // What setSessionIdContext() set: server sessions are bound to it and to
   // the ClientHello's server name.
   std::string sid_ctx_;
-  // name (16) | HMAC secret (16) | AES key (16): the layout node:tls exposes
-  // through getTicketKeys()/setTicketKeys().
-  std::array<unsigned char, 48> ticket_keys_{};
+  using Clock = std::chrono::steady_clock;
+  struct TicketKey {
+    // name (16) | HMAC secret (16) | AES key (16): the layout node:tls
+    // exposes through getTicketKeys()/setTicketKeys().
+    std::array<unsigned char, 48> bytes{};
+    // When a newer key replaced it (automatic rotation only): it still opens
+    // tickets for one session lifetime after that.
+    Clock::time_point retired{};
+    bool expires = false;
+  };
+  // Newest first: the newest seals, all of them open.
+  std::vector<TicketKey> ticket_keys_;
+  // Automatic rotation, while the keys are the context's own (not given by
+  // setTicketKeys(): keys a fleet shares are rotated by whoever shares them).
+  Clock::duration rotation_interval_ = std::chrono::hours(1);
+  Clock::time_point newest_since_ = Clock::now();
+  bool keys_given_ = false;
 };
 
 }  // namespace tlswrap

@@ -82,7 +82,16 @@ function useSessionCache(socket, cache, key, offered) {
   let secure = false;
   socket.once('secureConnect', () => {
     secure = true;
-    if (!socket.authorized || !socket.isSessionReused()) dropSession(cache, key, offered);
+    if (!socket.authorized || !socket.isSessionReused()) {
+      dropSession(cache, key, offered);
+      return;
+    }
+    // A TLS 1.2 server that renews the ticket on resumption puts the new one
+    // in the resumed session without a 'session' event.
+    if (socket.getProtocol() !== 'TLSv1.3') {
+      const now = socket.getSession();
+      if (now && !now.equals(offered)) cache.set(key, now);
+    }
   });
   socket.once('close', () => {
     if (!secure && socket._started) dropSession(cache, key, offered);

@@ -354,6 +354,19 @@ async function connectOnceSServer(peer, extra) {
        assert.strictEqual((await connectOnce(port, { sessionCache })).reused, true);
      });
 
+  for (const version of ['TLSv1.2', 'TLSv1.3']) {
+    it(`${version}: a ticket the server reissues on resumption (older key) replaces the cached one`, async function () {
+      const [k1, k2] = [crypto.randomBytes(48), crypto.randomBytes(48)];
+      const { server, port } = await start(tlswrap, { minVersion: version, maxVersion: version, ticketKeys: k1 });
+      const sessionCache = new tlswrap.SessionCache();
+      await connectOnce(port, { sessionCache });
+      server.setTicketKeys(Buffer.concat([k2, k1]));
+      assert.strictEqual((await connectOnce(port, { sessionCache })).reused, true);
+      server.setTicketKeys(k2);
+      assert.strictEqual((await connectOnce(port, { sessionCache })).reused, true);
+    });
+  }
+
   it('the LRU bound holds across servers', async function () {
     const a = await start(tlswrap, { maxVersion: 'TLSv1.2' });
     const b = await start(tlswrap, { maxVersion: 'TLSv1.2' });

@@ -393,13 +393,22 @@ class TLSSocket extends net.Socket {
     });
   }
 
-  // Server session cache kept by the application. node:tls holds the
-  // handshake until newSession's callback; tlswrap does not wait for it.
+  // Server session cache kept by the application. As with node:tls, what the
+  // server sends from here on (its Finished, or a TLS 1.3 ticket) waits
+  // until the callback says the session is stored.
   _onNewSession(payload) {
     const idLength = payload[0];
     const id = payload.subarray(1, 1 + idLength);
     const data = payload.subarray(1 + idLength);
-    if (this.server) this.server.emit('newSession', id, data, () => {});
+    const handle = this._handle;
+    let called = false;
+    const done = () => {
+      if (called || this._handle !== handle) return;
+      called = true;
+      handle.newSessionDone();
+    };
+    if (this.server) this.server.emit('newSession', id, data, done);
+    else done();
   }
 
   _onResumeSession(id) {

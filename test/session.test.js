@@ -448,6 +448,44 @@ describe('session resumption, TLS 1.2 session IDs (no tickets)', function () {
   });
 });
 
+describe("newSession holds the server's handshake until its callback", function () {
+  const servers = [];
+  afterEach(async function () {
+    await Promise.all(servers.splice(0).map(closeServer));
+  });
+
+  // The listener stores the session 100 ms later, then calls back; what the
+  // client sees must come after that.
+  async function check(extra, clientEvent) {
+    const { server, port } = await startServer(extra);
+    servers.push(server);
+    const order = [];
+    server.on('newSession', (id, data, cb) => {
+      setTimeout(() => {
+        order.push('stored');
+        cb();
+      }, 100);
+    });
+    server.on('resumeSession', (id, cb) => cb(null, null));
+    const client = tlswrap.connect(clientOptions(port));
+    client.once(clientEvent, () => order.push(clientEvent));
+    await once(client, clientEvent);
+    client.end();
+    await once(client, 'close');
+    // (TLS 1.3: two tickets, two sessions stored.)
+    assert.strictEqual(order[0], 'stored');
+    assert.ok(order.includes(clientEvent));
+  }
+
+  it("TLS 1.2 session IDs: the client's 'secureConnect' comes after the session is stored", async function () {
+    await check({ maxVersion: 'TLSv1.2', secureOptions: SSL_OP_NO_TICKET }, 'secureConnect');
+  });
+
+  it("TLS 1.3 stateful tickets: the client's 'session' comes after the session is stored", async function () {
+    await check({ minVersion: 'TLSv1.3', secureOptions: SSL_OP_NO_TICKET }, 'session');
+  });
+});
+
 describe('ticket key option checks', function () {
   it('setTicketKeys with a string throws ERR_INVALID_ARG_TYPE', function () {
     const server = tlswrap.createServer(serverOptions());

@@ -233,6 +233,12 @@ void TLSWrap::LoadSession(const Napi::CallbackInfo& info) {
   Cycle();
 }
 
+void TLSWrap::NewSessionDone(const Napi::CallbackInfo& /*info*/) {
+  if (dead()) return;
+  engine_->NewSessionDone();
+  Cycle();
+}
+
 // ---- The pump and delivery ----
 
 void TLSWrap::Cycle() {
@@ -266,7 +272,7 @@ void TLSWrap::Cycle() {
           return e.type == EventType::kError || e.type == EventType::kWriteGone ||
                  e.type == EventType::kShutdown;
         });
-        bool flushed = first && Flush();
+        bool flushed = first && Flush(true);
         if (dead()) break;
         delivering_ = true;
         Deliver(&batch);
@@ -290,8 +296,10 @@ void TLSWrap::SendQueuedWrites() {
   if (!dead()) Flush();
 }
 
-bool TLSWrap::Flush() {
+bool TLSWrap::Flush(bool force) {
   if (!transport_) return false;
+  // Held for a 'newSession' listener, unless an alert must go out first.
+  if (!force && engine_->output_held()) return false;
   CipherBuffer& out = engine_->enc_out();
   bool any = !out.empty();
   if (any) {

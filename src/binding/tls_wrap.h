@@ -59,6 +59,7 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   void UnrefHandle(const Napi::CallbackInfo& info);
   void EnableSessionEvents(const Napi::CallbackInfo& info);
   void LoadSession(const Napi::CallbackInfo& info);
+  void NewSessionDone(const Napi::CallbackInfo& info);
   Napi::Value Renegotiate(const Napi::CallbackInfo& info);
   Napi::Value NewSessionTicket(const Napi::CallbackInfo& info);
   Napi::Value SetMaxSendFragment(const Napi::CallbackInfo& info);
@@ -98,7 +99,7 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   void Cycle();
   // Hands the engine's ciphertext to the transport and tells the engine how
   // far the transport got. True if there was any.
-  bool Flush();
+  bool Flush(bool force = false);
   // Sends what JS wrote before a destroy() it calls from a delivery.
   void SendQueuedWrites();
   void Deliver(Batch* batch);

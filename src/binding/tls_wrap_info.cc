@@ -41,6 +41,7 @@ Napi::Function TLSWrap::Init(Napi::Env env) {
                          InstanceMethod<&TLSWrap::UnrefHandle>("unref"),
                          InstanceMethod<&TLSWrap::EnableSessionEvents>("enableSessionEvents"),
                          InstanceMethod<&TLSWrap::LoadSession>("loadSession"),
+                         InstanceMethod<&TLSWrap::NewSessionDone>("newSessionDone"),
                          InstanceMethod<&TLSWrap::Renegotiate>("renegotiate"),
                          InstanceMethod<&TLSWrap::NewSessionTicket>("newSessionTicket"),
                          InstanceMethod<&TLSWrap::SetMaxSendFragment>("setMaxSendFragment"),

@@ -229,6 +229,10 @@ void Engine::LoadSession(const unsigned char* der, size_t len) {
   resume_ = Pause::kDone;
 }
 
+void Engine::NewSessionDone() {
+  if (new_sessions_pending_ > 0) new_sessions_pending_--;
+}
+
 // ---- The pump ----
 
 bool Engine::Step(Batch* out) {
@@ -266,7 +270,9 @@ bool Engine::Pump(Batch* out) {
     TakeEvents(out);
     return true;
   }
-  if (shutdown_ == CloseState::kWanted && writes_.empty() && !retrying_) {
+  // close_notify waits for held output: the embedder ends its transport
+  // once it is out.
+  if (shutdown_ == CloseState::kWanted && writes_.empty() && !retrying_ && !output_held()) {
     shutdown_ = CloseState::kSent;
     if (SSL_is_init_finished(ssl()) && phase_ != Phase::kFailed) {
       ErrorQueueGuard guard;

@@ -165,6 +165,12 @@ class Engine {
   // Ends the pause a resumeSession listener asked for, with the session it
   // found (DER, may be empty).
   void LoadSession(const unsigned char* der, size_t len);
+  // A 'newSession' listener stored one of the sessions it was handed.
+  void NewSessionDone();
+  // Server, with a 'newSession' listener: what OpenSSL wrote since it made a
+  // session stays here until the listener has stored it (as node:tls does),
+  // so a client that reconnects as soon as it can finds the session.
+  bool output_held() const { return new_sessions_pending_ > 0; }
   void SetUserBuffers(bool enabled) { user_buffers_ = enabled; }
 
  private:
@@ -237,6 +243,7 @@ class Engine {
   // Server session cache outside OpenSSL ('newSession'/'resumeSession'): the
   // ClientHello waits (SSL_CLIENT_HELLO_RETRY) while it is looked up.
   bool new_session_events_ = false;
+  unsigned new_sessions_pending_ = 0;
   Pause resume_ = Pause::kDone;  // kNone once a listener asks
   SslSessionPtr loaded_session_;
   std::string sid_ctx_;  // the server context's sessionIdContext

@@ -53,6 +53,7 @@ int Engine::NewSessionCallback(SSL* ssl, SSL_SESSION* session) {
     std::string payload(1, static_cast<char>(id_len));
     payload.append(reinterpret_cast<const char*>(id), id_len);
     payload.append(der);
+    engine->new_sessions_pending_++;
     engine->QueueEvent(EventType::kNewSession, std::move(payload));
   } else {
     engine->QueueEvent(EventType::kSession, std::move(der));

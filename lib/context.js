@@ -184,6 +184,15 @@ function configure(sc, options) {
     context.setTicketRotation(rotation * 1000);
   }
   if (sessionTimeout) context.setSessionTimeout(sessionTimeout);
+  const { sessionCacheSize } = options;
+  if (sessionCacheSize !== undefined) {
+    if (!Number.isInteger(sessionCacheSize) || sessionCacheSize < 0) {
+      throw codedError(RangeError, 'ERR_OUT_OF_RANGE',
+                       'The value of "options.sessionCacheSize" is out of range. It must be an integer >= 0. ' +
+                       `Received ${sessionCacheSize}`);
+    }
+    context.setSessionCacheSize(sessionCacheSize);
+  }
   if (options.honorCipherOrder) context.setOptions(SSL_OP_CIPHER_SERVER_PREFERENCE);
 }
 

@@ -163,6 +163,7 @@ class Server extends net.Server {
       sessionTimeout: this.sessionTimeout,
       ticketKeys: options.ticketKeys,
       ticketKeyRotation: options.ticketKeyRotation,
+      sessionCacheSize: options.sessionCacheSize,
     });
   }
 

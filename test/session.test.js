@@ -448,6 +448,50 @@ describe('session resumption, TLS 1.2 session IDs (no tickets)', function () {
   });
 });
 
+// tlswrap's own: node:tls servers keep no session-ID cache of their own.
+(builtin ? describe.skip : describe)('sessionCacheSize: the server keeps TLS 1.2 session IDs itself', function () {
+  const servers = [];
+  async function start(extra) {
+    const s = await startServer({ maxVersion: 'TLSv1.2', secureOptions: SSL_OP_NO_TICKET, ...extra });
+    servers.push(s.server);
+    return s;
+  }
+  afterEach(async function () {
+    await Promise.all(servers.splice(0).map(closeServer));
+  });
+
+  it('a session ID resumes without newSession/resumeSession listeners', async function () {
+    const { server, port } = await start({ sessionCacheSize: 16 });
+    const first = await connectOnce(server, port);
+    const again = await connectOnce(server, port, { session: first.sessions[0] });
+    assert.strictEqual(again.reused, true);
+    assert.strictEqual(again.serverReused, true);
+  });
+
+  it('holds at most sessionCacheSize sessions, the oldest dropped first', async function () {
+    const { server, port } = await start({ sessionCacheSize: 1 });
+    const a = await connectOnce(server, port);
+    const b = await connectOnce(server, port);
+    // b first: a's full handshake would store a new session in place of b's.
+    assert.strictEqual((await connectOnce(server, port, { session: b.sessions[0] })).reused, true);
+    assert.strictEqual((await connectOnce(server, port, { session: a.sessions[0] })).reused, false);
+  });
+
+  it('a session made for one server name does not resume under another', async function () {
+    const { server, port } = await start({ sessionCacheSize: 16 });
+    const checkServerIdentity = () => undefined;
+    const first = await connectOnce(server, port, { servername: 'a.example', checkServerIdentity });
+    const other = await connectOnce(server, port,
+                                    { servername: 'b.example', checkServerIdentity, session: first.sessions[0] });
+    assert.strictEqual(other.reused, false);
+  });
+
+  it('sessionCacheSize must be an integer >= 0', function () {
+    assert.throws(() => tlswrap.createServer(serverOptions({ sessionCacheSize: -1 })), { code: 'ERR_OUT_OF_RANGE' });
+    assert.throws(() => tlswrap.createServer(serverOptions({ sessionCacheSize: 1.5 })), { code: 'ERR_OUT_OF_RANGE' });
+  });
+});
+
 describe("newSession holds the server's handshake until its callback", function () {
   const servers = [];
   afterEach(async function () {

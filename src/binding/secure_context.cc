@@ -68,6 +68,7 @@ Napi::Function SecureContext::Init(Napi::Env env) {
                          InstanceMethod<&SecureContext::SetSigalgs>("setSigalgs"),
                          InstanceMethod<&SecureContext::SetSessionIdContext>("setSessionIdContext"),
                          InstanceMethod<&SecureContext::SetSessionTimeout>("setSessionTimeout"),
+                         InstanceMethod<&SecureContext::SetSessionCacheSize>("setSessionCacheSize"),
                          InstanceMethod<&SecureContext::SetOptions>("setOptions"),
                          InstanceMethod<&SecureContext::SetTicketKeys>("setTicketKeys"),
                          InstanceMethod<&SecureContext::GetTicketKeys>("getTicketKeys"),
@@ -394,6 +395,19 @@ void SecureContext::SetSessionIdContext(const Napi::CallbackInfo& info) {
 
 void SecureContext::SetSessionTimeout(const Napi::CallbackInfo& info) {
   SSL_CTX_set_timeout(Live(), info[0].As<Napi::Number>().Int64Value());
+}
+
+// A server's own session-ID cache (OpenSSL's, at most `size` sessions, the
+// oldest dropped first); off as in node:tls, where an application keeps one
+// through newSession/resumeSession. Lookups still compare the session id
+// context, which is bound to the server name.
+void SecureContext::SetSessionCacheSize(const Napi::CallbackInfo& info) {
+  SSL_CTX* ctx = Live();
+  const int64_t size = info[0].As<Napi::Number>().Int64Value();
+  long mode = SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_SERVER | SSL_SESS_CACHE_NO_AUTO_CLEAR;
+  if (size <= 0) mode |= SSL_SESS_CACHE_NO_INTERNAL;
+  SSL_CTX_set_session_cache_mode(ctx, mode);
+  if (size > 0) SSL_CTX_sess_set_cache_size(ctx, static_cast<long>(size));
 }
 
 void SecureContext::SetOptions(const Napi::CallbackInfo& info) {

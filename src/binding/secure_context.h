@@ -44,6 +44,7 @@ class SecureContext : public Napi::ObjectWrap<SecureContext> {
   void SetSigalgs(const Napi::CallbackInfo& info);
   void SetSessionIdContext(const Napi::CallbackInfo& info);
   void SetSessionTimeout(const Napi::CallbackInfo& info);
+  void SetSessionCacheSize(const Napi::CallbackInfo& info);
   void SetOptions(const Napi::CallbackInfo& info);
   void SetTicketKeys(const Napi::CallbackInfo& info);
   Napi::Value GetTicketKeys(const Napi::CallbackInfo& info);

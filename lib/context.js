@@ -171,7 +171,8 @@ function configure(sc, options) {
     // One key (node:tls) or several, newest first.
     if (!Buffer.isBuffer(ticketKeys) || ticketKeys.length === 0 || ticketKeys.length % 48 !== 0) {
       throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE',
-                       "The property 'options.ticketKeys' must be a multiple of 48 bytes");
+                       "The property 'options.ticketKeys' must be exactly 48 bytes " +
+                       '(or a multiple of 48: several keys, newest first)');
     }
     context.setTicketKeys(ticketKeys);
   }

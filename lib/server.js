@@ -185,7 +185,8 @@ class Server extends net.Server {
     // 48 bytes as node:tls takes, or several keys newest first (a fleet
     // sharing and rotating them); automatic rotation stops either way.
     if (keys.byteLength === 0 || keys.byteLength % 48 !== 0) {
-      throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE', "The argument 'keys' must be a multiple of 48 bytes");
+      throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE', "The argument 'keys' must be exactly 48 bytes " +
+                       '(or a multiple of 48: several keys, newest first)');
     }
     this._sharedCreds.context.setTicketKeys(keys);
   }

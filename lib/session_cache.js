@@ -228,9 +228,4 @@ function resolveSessionCache(value) {
   return value;
 }
 
-function getDefaultSessionCache() {
-  if (defaultCache === null) defaultCache = new SessionCache();
-  return defaultCache;
-}
-
-module.exports = { SessionCache, sessionKey, resolveSessionCache, getDefaultSessionCache, sessionProtocol };
+module.exports = { SessionCache, sessionKey, resolveSessionCache };

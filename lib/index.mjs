@@ -27,6 +27,7 @@ export const {
   setDefaultCACertificates,
   getCertificateCompressionAlgorithms,
   createSecurePair,
+  SessionCache,
 } = tls;
 
 export let DEFAULT_CIPHERS = tls.DEFAULT_CIPHERS;

@@ -1,0 +1,341 @@
+'use strict';
+
+// tlswrap/http2: node:http2's names, with h2 over tlswrap's TLS sockets.
+//
+// nghttp2 (node's HTTP/2 engine) reads and writes through a native stream
+// handle. A tlswrap socket has none, so node:http2 puts any socket it is given
+// in a JSStreamSocket: a net.Socket whose handle calls back into JS. That
+// wrapper is all the session ever sees of the connection (session.socket,
+// req.socket), and it has no TLS surface: the session reads `encrypted` and
+// `alpnProtocol` off it (so it says h2c), its originSet reads the wrapper's
+// servername and remote address, and getPeerCertificate() and friends are
+// missing. So we wrap the socket ourselves, before node does, in a subclass
+// of that same JSStreamSocket that answers the TLS and address questions
+// from the tlswrap socket; node sees a stream handle and uses it as is. The
+// class is not exported by node: we take it from a session's socket (the
+// session's socket proxy reports the wrapper's prototype), once, lazily.
+//
+// The server is tlswrap's TLS server. Connections that chose h2 go to a
+// plain node http2 server of our own (node's connection listener, sessions,
+// compatibility API, settings and timeouts), whose events are passed on to
+// ours; http/1.1 (allowHTTP1) goes to node:http's connection listener, as
+// tlswrap/https does.
+
+const http = require('node:http');
+const nodeHttp2 = require('node:http2');
+const net = require('node:net');
+const { Duplex } = require('node:stream');
+const { promisify } = require('node:util');
+const {
+  _connectionListener: httpConnectionListener,
+  storeHTTPOptions,
+  setupConnectionsTracking,
+  httpServerPreClose,
+} = require('node:_http_server');
+const { connect: tlsConnect } = require('./connect');
+const { invalidArgType } = require('./errors');
+const { Server: TLSServer } = require('./server');
+const { TLSSocket } = require('./socket');
+
+const kSecureWait = Symbol('tlswrap.http2.secureWait');
+const kInner = Symbol('tlswrap.http2.inner');
+const kOptions = Symbol('tlswrap.http2.options');
+const kForwarders = Symbol('tlswrap.http2.forwarders');
+
+let TLSStreamSocket = null;
+
+// The JSStreamSocket class, from the wrapper node:http2 puts around a stream
+// that has no native handle.
+function jsStreamSocketClass() {
+  const stream = new Duplex({ read() {}, write(chunk, encoding, callback) { callback(); } });
+  const session = nodeHttp2.connect('http://tlswrap.invalid', { createConnection: () => stream });
+  session.on('error', () => {});
+  let Class;
+  try {
+    Class = Object.getPrototypeOf(session.socket).constructor;
+  } finally {
+    session.destroy();
+  }
+  if (typeof Class !== 'function' || !(Class.prototype instanceof net.Socket)) {
+    throw new Error(`tlswrap/http2: this Node (${process.version}) does not wrap a handle-less stream the way tlswrap expects`);
+  }
+  return Class;
+}
+
+// What the wrapper answers from the TLS socket under it (`this.stream`).
+const forwardedMethods = [
+  'getPeerCertificate', 'getPeerX509Certificate', 'getCertificate', 'getX509Certificate', 'getCipher',
+  'getProtocol', 'getSession', 'getTLSTicket', 'isSessionReused', 'getFinished', 'getPeerFinished',
+  'getEphemeralKeyInfo', 'getSharedSigalgs', 'exportKeyingMaterial', 'setMaxSendFragment',
+  'disableRenegotiation', 'enableTrace', 'renegotiate', 'address',
+];
+const forwardedGetters = [
+  'alpnProtocol', 'servername', 'authorized', 'authorizationError',
+  'remoteAddress', 'remotePort', 'remoteFamily', 'localAddress', 'localPort',
+];
+// net.Socket methods that act on the wrapper's handle, which is not the
+// connection's: ref()/unref() must reach the TCP handle (session.unref()),
+// and the socket options the TCP socket.
+const forwardedChainable = ['ref', 'unref', 'setNoDelay', 'setKeepAlive'];
+
+function defineTLSStreamSocket() {
+  const JSStreamSocket = jsStreamSocketClass();
+  class Wrapper extends JSStreamSocket {
+    // `tlsSocket`: a tlswrap TLSSocket; until its handshake is done the
+    // wrapper reports secureConnecting, and emits 'connect' after it, which
+    // is what a session waits for on a socket that is not node:tls's.
+    constructor(tlsSocket) {
+      super(tlsSocket);
+      // _controlReleased: verified and handed to the user ('secureConnect'
+      // or the server's 'secureConnection' comes next).
+      this[kSecureWait] = !tlsSocket._controlReleased;
+      if (this[kSecureWait]) {
+        const event = tlsSocket._tlsOptions.isServer ? 'secure' : 'secureConnect';
+        tlsSocket.once(event, () => {
+          this[kSecureWait] = false;
+          this.emit('connect');
+        });
+      }
+    }
+
+    get encrypted() {
+      return true;
+    }
+
+    get secureConnecting() {
+      return this[kSecureWait];
+    }
+  }
+  for (const name of forwardedMethods) {
+    Object.defineProperty(Wrapper.prototype, name, {
+      configurable: true,
+      writable: true,
+      value: {
+        [name](...args) {
+          return this.stream[name](...args);
+        },
+      }[name],
+    });
+  }
+  for (const name of forwardedChainable) {
+    Object.defineProperty(Wrapper.prototype, name, {
+      configurable: true,
+      writable: true,
+      value: {
+        [name](...args) {
+          this.stream[name](...args);
+          return this;
+        },
+      }[name],
+    });
+  }
+  for (const name of forwardedGetters) {
+    Object.defineProperty(Wrapper.prototype, name, {
+      configurable: true,
+      get() {
+        return this.stream[name];
+      },
+    });
+  }
+  return Wrapper;
+}
+
+function wrap(tlsSocket) {
+  if (TLSStreamSocket === null) TLSStreamSocket = defineTLSStreamSocket();
+  return new TLSStreamSocket(tlsSocket);
+}
+
+// node's ALPN choice for HTTP/2 over TLS (the caller's ALPNProtocols yield to it).
+function alpnOptions(options) {
+  if (options.ALPNCallback) return { ...options };
+  const ALPNProtocols = options.allowHTTP1 === true ? ['h2', 'http/1.1'] : ['h2'];
+  return { ...options, ALPNProtocols };
+}
+
+// ---- server ----
+
+// Events of the inner h2 server passed on to ours. Each is listened to there
+// only while ours has a listener for it, since node asks the inner server
+// whether anyone listens ('request' turns the compatibility API on,
+// 'checkContinue', 'priority', 'connect' and 'timeout' change what it does).
+const forwardedEvents = new Set([
+  'stream', 'request', 'checkContinue', 'checkExpectation', 'connect', 'sessionError', 'timeout', 'priority',
+]);
+
+function onNewListener(event) {
+  if (!forwardedEvents.has(event) || this[kForwarders].has(event)) return;
+  const forward = (...args) => this.emit(event, ...args);
+  this[kForwarders].set(event, forward);
+  this[kInner].on(event, forward);
+}
+
+function onRemoveListener(event) {
+  const forward = this[kForwarders].get(event);
+  if (forward === undefined || this.listenerCount(event) > 0) return;
+  this[kForwarders].delete(event);
+  this[kInner].removeListener(event, forward);
+}
+
+function onTlsClientError(err, socket) {
+  if (!this.emit('clientError', err, socket)) socket.destroy(err);
+}
+
+// A TLS connection that did not choose h2.
+function onOtherProtocol(server, socket) {
+  if (server[kOptions].allowHTTP1 === true) {
+    httpConnectionListener.call(server, socket);
+    return;
+  }
+  if (server.emit('unknownProtocol', socket)) return;
+  const timer = setTimeout(() => socket.destroy(), server[kOptions].unknownProtocolTimeout);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+  socket.end('HTTP/1.0 403 Forbidden\r\nContent-Type: text/plain\r\n\r\n' +
+             'Missing ALPN Protocol, expected `h2` to be available.\n' +
+             'If this is a HTTP request: The server was not configured with the `allowHTTP1` option ' +
+             'or a listener for the `unknownProtocol` event.\n');
+}
+
+function onSecureConnection(socket) {
+  if (socket.alpnProtocol === false || socket.alpnProtocol === 'http/1.1') {
+    onOtherProtocol(this, socket);
+    return;
+  }
+  this[kInner].emit('connection', wrap(socket));
+}
+
+class Http2SecureServer extends TLSServer {
+  constructor(options, requestListener) {
+    if (typeof options === 'function') {
+      requestListener = options;
+      options = {};
+    } else if (options === undefined) {
+      options = {};
+    } else if (options === null || typeof options !== 'object') {
+      throw invalidArgType('options', 'Object', options);
+    }
+    // node's own h2 server takes the h2 options (and validates them).
+    const inner = nodeHttp2.createServer(options);
+    super(alpnOptions(options), onSecureConnection);
+    this[kInner] = inner;
+    this[kOptions] = {
+      allowHTTP1: options.allowHTTP1 === true,
+      unknownProtocolTimeout: options.unknownProtocolTimeout === undefined ? 10000 : options.unknownProtocolTimeout,
+    };
+    this[kForwarders] = new Map();
+    this.on('newListener', onNewListener);
+    this.on('removeListener', onRemoveListener);
+    // A session's `server` is ours, not the inner one.
+    inner.on('session', (session) => {
+      Object.defineProperty(session, 'server', { configurable: true, value: this });
+      this.emit('session', session);
+    });
+
+    if (options.allowHTTP1 === true) {
+      // http1Options is node 24's; Http1IncomingMessage/Http1ServerResponse
+      // node 20's names (deprecated by 24 in favour of http1Options).
+      storeHTTPOptions.call(this, {
+        ...options,
+        IncomingMessage: options.Http1IncomingMessage,
+        ServerResponse: options.Http1ServerResponse,
+        ...options.http1Options,
+      });
+      this.httpAllowHalfOpen = false;
+      this.maxHeadersCount = null;
+      this.on('listening', setupConnectionsTracking);
+    }
+    if (typeof requestListener === 'function') this.on('request', requestListener);
+    this.on('tlsClientError', onTlsClientError);
+  }
+
+  // The sessions' idle timeout: the inner server gives it to each session.
+  get timeout() {
+    return this[kInner] ? this[kInner].timeout : 0;
+  }
+
+  set timeout(msecs) {
+    if (this[kInner]) this[kInner].timeout = msecs;
+  }
+
+  setTimeout(msecs, callback) {
+    this[kInner].setTimeout(msecs);
+    if (callback !== undefined) {
+      if (typeof callback !== 'function') throw invalidArgType('callback', 'Function', callback);
+      this.on('timeout', callback);
+    }
+    return this;
+  }
+
+  updateSettings(settings) {
+    this[kInner].updateSettings(settings);
+  }
+
+  close(...args) {
+    if (this[kOptions].allowHTTP1) httpServerPreClose(this);
+    super.close(...args);
+    // Node 24's h2 servers also close their sessions (gracefully) here.
+    this[kInner].close();
+    return this;
+  }
+
+  closeIdleConnections() {
+    if (this[kOptions].allowHTTP1) http.Server.prototype.closeIdleConnections.call(this);
+  }
+}
+
+function createSecureServer(options, requestListener) {
+  return new Http2SecureServer(options, requestListener);
+}
+
+// ---- client ----
+
+// (authority[, options][, listener]) as node's connect takes them. An https
+// authority is reached with tlswrap; anything else (h2c, a createConnection
+// of the caller's) is node's.
+function connect(authority, options, listener) {
+  if (typeof options === 'function') {
+    listener = options;
+    options = undefined;
+  }
+  if (options !== undefined && (options === null || typeof options !== 'object')) {
+    return nodeHttp2.connect(authority, options, listener); // node's error
+  }
+  options = { ...options };
+  const url = typeof authority === 'string' ? new URL(authority) : authority;
+  if (url === null || typeof url !== 'object' || typeof options.createConnection === 'function') {
+    return nodeHttp2.connect(authority, options, listener);
+  }
+  const protocol = url.protocol || options.protocol || 'https:';
+  if (protocol !== 'https:') return nodeHttp2.connect(authority, options, listener);
+
+  const port = String(url.port ? url.port : 443);
+  let host = 'localhost';
+  if (url.hostname) {
+    host = url.hostname[0] === '[' ? url.hostname.slice(1, -1) : url.hostname;
+  } else if (url.host) {
+    host = url.host;
+  }
+  const tlsOptions = alpnOptions(options);
+  if (!tlsOptions.servername && !net.isIP(host)) tlsOptions.servername = host;
+  options.createConnection = () => wrap(tlsConnect(port, host, tlsOptions));
+  return nodeHttp2.connect(authority, options, listener);
+}
+
+Object.defineProperty(connect, promisify.custom, {
+  value: (authority, options) => new Promise((resolve, reject) => {
+    const session = connect(authority, options, () => {
+      session.removeListener('error', reject);
+      resolve(session);
+    });
+    session.once('error', reject);
+  }),
+});
+
+// A session over a socket the caller already has; a tlswrap socket keeps its
+// TLS identity.
+function performServerHandshake(socket, options) {
+  return nodeHttp2.performServerHandshake(socket instanceof TLSSocket ? wrap(socket) : socket, options);
+}
+
+module.exports = { ...nodeHttp2, connect, createSecureServer };
+if ('performServerHandshake' in nodeHttp2) module.exports.performServerHandshake = performServerHandshake;

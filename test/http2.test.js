@@ -1,0 +1,339 @@
+'use strict';
+
+// tlswrap/http2: node:http2's shape over tlswrap. Sessions and streams keep
+// the TLS identity of the connection under them (encrypted, ALPN h2, the
+// origin set, the peer's certificate), on the client and on the server;
+// allowHTTP1 serves HTTP/1.1 on the same port; real clients (node:https,
+// curl) talk to it.
+
+const assert = require('node:assert');
+const { execFile, spawnSync } = require('node:child_process');
+const { once } = require('node:events');
+const path = require('node:path');
+const { promisify } = require('node:util');
+const { builtin, fixtures, tlswrap, serverOptions, listen, closeServer } = require('./common');
+const { runChild, describeExit } = require('./run-child');
+
+const http2 = builtin ? require('node:http2') : require('tlswrap/http2');
+
+// A session to 127.0.0.1:port that verifies the server as "localhost".
+function connectTo(port, extra = {}) {
+  return http2.connect(`https://127.0.0.1:${port}`, { ca: fixtures.ca, servername: 'localhost', ...extra });
+}
+
+// One request on `session`: resolves with the response headers, the body as
+// text and the trailers (if any).
+function fetch(session, headers = {}, body) {
+  return new Promise((resolve, reject) => {
+    const req = session.request({ ':path': '/', ...headers }, { endStream: body === undefined });
+    let text = '';
+    let trailers = null;
+    let responseHeaders = null;
+    req.setEncoding('utf8');
+    req.on('response', (h) => { responseHeaders = h; });
+    req.on('trailers', (t) => { trailers = t; });
+    req.on('data', (d) => { text += d; });
+    req.on('end', () => resolve({ headers: responseHeaders, text, trailers }));
+    req.on('error', reject);
+    if (body !== undefined) req.end(body);
+  });
+}
+
+// The TLS identity a session, its socket proxy, or a request's socket shows.
+function identity(session, socket) {
+  const cert = socket.getPeerCertificate();
+  const cipher = socket.getCipher();
+  return {
+    encrypted: session.encrypted,
+    alpnProtocol: session.alpnProtocol,
+    socketEncrypted: socket.encrypted,
+    socketAlpn: socket.alpnProtocol,
+    protocol: socket.getProtocol(),
+    cipher: typeof cipher.name,
+    peerCN: cert && cert.subject ? cert.subject.CN : null,
+  };
+}
+
+describe('http2', function () {
+  const servers = [];
+  const sessions = [];
+  async function start(options, handler) {
+    const server = http2.createSecureServer(serverOptions(options), handler);
+    servers.push(server);
+    const port = await listen(server);
+    return { server, port };
+  }
+  function client(port, extra) {
+    const session = connectTo(port, extra);
+    sessions.push(session);
+    return session;
+  }
+  afterEach(async function () {
+    for (const s of sessions.splice(0)) s.destroy();
+    for (const s of servers.splice(0)) {
+      if (s.listening) {
+        if (typeof s.closeAllConnections === 'function') s.closeAllConnections();
+        await closeServer(s);
+      }
+    }
+  });
+
+  it('exports what node:http2 exports', function () {
+    const nodeHttp2 = require('node:http2');
+    assert.deepStrictEqual(Object.keys(http2).sort(), Object.keys(nodeHttp2).sort());
+    for (const name of ['constants', 'getDefaultSettings', 'getPackedSettings', 'getUnpackedSettings',
+      'sensitiveHeaders', 'Http2ServerRequest', 'Http2ServerResponse', 'createServer']) {
+      assert.strictEqual(http2[name], nodeHttp2[name], name);
+    }
+    if (!builtin) {
+      assert.strictEqual(require('tlswrap/http2'), require('../lib/http2'));
+      assert.ok(http2.createSecureServer({ ...serverOptions() }) instanceof tlswrap.Server);
+    }
+  });
+
+  it('GET and POST with bodies, on the stream API and the request/response API', async function () {
+    const { server, port } = await start({}, (req, res) => {
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (d) => { body += d; });
+      req.on('end', () => {
+        res.setHeader('content-type', 'text/plain');
+        res.end(`${req.method} ${req.url} ${req.httpVersion} [${body}]`);
+      });
+    });
+    const session = client(port);
+    const get = await fetch(session, { ':path': '/a?b=1' });
+    assert.strictEqual(get.headers[':status'], 200);
+    assert.strictEqual(get.headers['content-type'], 'text/plain');
+    assert.strictEqual(get.text, 'GET /a?b=1 2.0 []');
+    const big = 'x'.repeat(300000);
+    const post = await fetch(session, { ':method': 'POST', ':path': '/up' }, big);
+    assert.strictEqual(post.text, `POST /up 2.0 [${big}]`);
+
+    // The same server, answering on 'stream' instead.
+    server.removeAllListeners('request');
+    server.on('stream', (stream, headers) => {
+      const chunks = [];
+      stream.on('data', (c) => chunks.push(c));
+      stream.on('end', () => {
+        stream.respond({ ':status': 201 });
+        stream.end(`${headers[':method']} ${Buffer.concat(chunks).length}`);
+      });
+    });
+    const second = client(port);
+    const streamed = await fetch(second, { ':method': 'POST' }, Buffer.alloc(70000, 1));
+    assert.strictEqual(streamed.headers[':status'], 201);
+    assert.strictEqual(streamed.text, 'POST 70000');
+  });
+
+  it('many concurrent streams share one session', async function () {
+    const serverSessions = new Set();
+    const { port } = await start({}, (req, res) => {
+      serverSessions.add(req.stream.session);
+      // Answer out of order, each with a body of its own.
+      const n = Number(req.url.slice(1));
+      setTimeout(() => res.end(`${n}:${'y'.repeat(n * 100)}`), (n * 7) % 20);
+    });
+    const session = client(port);
+    const count = 64;
+    const results = await Promise.all(Array.from({ length: count }, (_, n) => fetch(session, { ':path': `/${n}` })));
+    results.forEach(({ headers, text }, n) => {
+      assert.strictEqual(headers[':status'], 200);
+      assert.strictEqual(text, `${n}:${'y'.repeat(n * 100)}`);
+    });
+    assert.strictEqual(serverSessions.size, 1);
+  });
+
+  it('client and server sessions report the TLS identity: encrypted, h2, originSet, certificates', async function () {
+    const seen = {};
+    const { server, port } = await start({ requestCert: true, ca: fixtures.ca }, (req, res) => {
+      const session = req.stream.session;
+      seen.request = identity(session, req.socket);
+      seen.stream = identity(session, session.socket);
+      seen.reqSocketAuthorized = req.socket.authorized;
+      seen.sameServer = session.server === server;
+      seen.servername = req.socket.servername;
+      res.end('ok');
+    });
+    const serverSession = once(server, 'session');
+    const session = client(port, { key: fixtures.clientKey, cert: fixtures.clientCert });
+    await once(session, 'connect');
+    const clientIdentity = identity(session, session.socket);
+    assert.deepStrictEqual(clientIdentity, {
+      encrypted: true, alpnProtocol: 'h2', socketEncrypted: true, socketAlpn: 'h2',
+      protocol: 'TLSv1.3', cipher: 'string', peerCN: 'localhost',
+    });
+    assert.deepStrictEqual(session.originSet, [`https://localhost:${port}`]);
+    assert.strictEqual(session.socket.authorized, true);
+    assert.strictEqual(session.socket.remotePort, port);
+    assert.strictEqual(session.socket.remoteAddress, '127.0.0.1');
+    assert.strictEqual(typeof session.socket.getSession, 'function');
+
+    const { text } = await fetch(session);
+    assert.strictEqual(text, 'ok');
+    const expected = {
+      encrypted: true, alpnProtocol: 'h2', socketEncrypted: true, socketAlpn: 'h2',
+      protocol: 'TLSv1.3', cipher: 'string', peerCN: 'tlswrap client',
+    };
+    assert.deepStrictEqual(seen, {
+      request: expected, stream: expected, reqSocketAuthorized: true, sameServer: true, servername: 'localhost',
+    });
+    const [s] = await serverSession;
+    assert.strictEqual(s.encrypted, true);
+    assert.strictEqual(s.alpnProtocol, 'h2');
+  });
+
+  it('trailers and server push', async function () {
+    const { server, port } = await start({});
+    server.on('stream', (stream, headers) => {
+      if (headers[':path'] !== '/') return;
+      stream.pushStream({ ':path': '/pushed' }, (err, push) => {
+        assert.ifError(err);
+        push.respond({ ':status': 200, 'x-push': 'yes' });
+        push.end('pushed body');
+      });
+      stream.respond({ ':status': 200 }, { waitForTrailers: true });
+      stream.on('wantTrailers', () => stream.sendTrailers({ 'x-checksum': 'abc' }));
+      stream.end('main body');
+    });
+    const session = client(port);
+    const pushed = new Promise((resolve) => {
+      session.on('stream', (push, requestHeaders) => {
+        let text = '';
+        push.setEncoding('utf8');
+        push.on('push', (h) => { push.pushHeaders = h; });
+        push.on('data', (d) => { text += d; });
+        push.on('end', () => resolve({ path: requestHeaders[':path'], header: push.pushHeaders['x-push'], text }));
+      });
+    });
+    const main = await fetch(session);
+    assert.strictEqual(main.text, 'main body');
+    assert.strictEqual(main.trailers['x-checksum'], 'abc');
+    assert.deepStrictEqual(await pushed, { path: '/pushed', header: 'yes', text: 'pushed body' });
+  });
+
+  it('allowHTTP1 serves an https/1.1 client on the same port', async function () {
+    const https = require('node:https');
+    const { port } = await start({ allowHTTP1: true }, (req, res) => {
+      res.end(`${req.httpVersion} ${req.socket.encrypted} ${req.socket.alpnProtocol}`);
+    });
+    const viaHttps = await new Promise((resolve, reject) => {
+      https.get({
+        host: '127.0.0.1', port, servername: 'localhost', ca: fixtures.ca, agent: false, ALPNProtocols: ['http/1.1'],
+      }, (res) => {
+        let t = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => { t += d; });
+        res.on('end', () => resolve(t));
+      }).on('error', reject);
+    });
+    assert.strictEqual(viaHttps, '1.1 true http/1.1');
+    const h2 = await fetch(client(port));
+    assert.strictEqual(h2.text, '2.0 true h2');
+  });
+
+  it("without allowHTTP1 a client that offers no ALPN goes to 'unknownProtocol'", async function () {
+    const { server, port } = await start({}, (req, res) => res.end('h2 only'));
+    const unknown = once(server, 'unknownProtocol');
+    const socket = tlswrap.connect({ host: '127.0.0.1', port, servername: 'localhost', ca: fixtures.ca });
+    socket.on('error', () => {});
+    const [serverSocket] = await unknown;
+    assert.strictEqual(serverSocket.alpnProtocol, false);
+    serverSocket.destroy();
+    socket.destroy();
+  });
+
+  it("performServerHandshake() over a TLS server's socket keeps its identity", async function () {
+    const tlsServer = tlswrap.createServer(serverOptions({ ALPNProtocols: ['h2'] }), (socket) => {
+      const session = http2.performServerHandshake(socket);
+      session.on('stream', (stream) => {
+        stream.respond({ ':status': 200 });
+        stream.end(`${session.encrypted} ${session.alpnProtocol} ${typeof session.socket.getCipher().name}`);
+      });
+    });
+    servers.push(tlsServer);
+    const port = await listen(tlsServer);
+    assert.strictEqual((await fetch(client(port))).text, 'true h2 string');
+  });
+
+  it("setTimeout(): an idle session goes to the server's 'timeout' listener", async function () {
+    const { server, port } = await start({}, (req, res) => res.end('ok'));
+    const timedOut = once(server, 'timeout');
+    server.setTimeout(150);
+    assert.strictEqual(server.timeout, 150);
+    const session = client(port);
+    await fetch(session);
+    const [serverSession] = await timedOut;
+    assert.strictEqual(serverSession.alpnProtocol, 'h2');
+    assert.strictEqual(serverSession.closed, false);
+  });
+
+  it('util.promisify(connect) resolves with the connected session', async function () {
+    const { port } = await start({}, (req, res) => res.end('p'));
+    const session = await promisify(http2.connect)(`https://127.0.0.1:${port}`, { ca: fixtures.ca, servername: 'localhost' });
+    sessions.push(session);
+    assert.strictEqual(session.alpnProtocol, 'h2');
+    assert.strictEqual((await fetch(session)).text, 'p');
+  });
+
+  it('session.unref() lets the process exit while the session is open', async function () {
+    const { port } = await start({}, (req, res) => res.end('bye'));
+    const run = await runChild('h2-unref.js', [port], { limitMs: 10000 });
+    assert.ok(!run.timedOut && run.code === 0, describeExit(run));
+    assert.deepStrictEqual(run.result, { alpn: 'h2', closed: false });
+  });
+
+  describe('the client rejects a server it cannot trust', function () {
+    async function sessionError(port, extra) {
+      const session = client(port, extra);
+      const [err] = await once(session, 'error');
+      return err;
+    }
+
+    it('a CA that did not sign the certificate: UNABLE_TO_VERIFY_LEAF_SIGNATURE', async function () {
+      const { port } = await start({}, (req, res) => res.end('ok'));
+      const err = await sessionError(port, { ca: fixtures.otherCert });
+      assert.strictEqual(err.code, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+    });
+
+    it('a name the certificate does not hold: ERR_TLS_CERT_ALTNAME_INVALID', async function () {
+      const { port } = await start({}, (req, res) => res.end('ok'));
+      const err = await sessionError(port, { servername: 'wrong.example' });
+      assert.strictEqual(err.code, 'ERR_TLS_CERT_ALTNAME_INVALID');
+    });
+  });
+
+  describe('curl --http2', function () {
+    const curl = spawnSync('curl', ['--version'], { encoding: 'utf8' });
+    const usable = curl.status === 0 && /^Features:.*\bHTTP2\b/m.test(curl.stdout);
+    before(function () {
+      if (!usable) this.skip();
+    });
+
+    function runCurl(port, extra) {
+      return new Promise((resolve, reject) => {
+        execFile('curl', [
+          '--silent', '--show-error', '--max-time', '10', '--http2',
+          '--resolve', `localhost:${port}:127.0.0.1`,
+          '--cacert', path.join(__dirname, 'fixtures', 'ca-cert.pem'),
+          '--write-out', '\n%{http_code} %{http_version}',
+          ...extra, `https://localhost:${port}/hi`,
+        ], { timeout: 15000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message} ${stderr}`)) : resolve(stdout)));
+      });
+    }
+
+    it('GET and POST over h2', async function () {
+      const { port } = await start({}, (req, res) => {
+        let body = '';
+        req.setEncoding('utf8');
+        req.on('data', (d) => { body += d; });
+        req.on('end', () => {
+          const s = req.stream.session;
+          res.end(`${req.method} ${req.url} ${s.alpnProtocol} ${s.encrypted} [${body}]`);
+        });
+      });
+      assert.strictEqual(await runCurl(port, []), 'GET /hi h2 true []\n200 2');
+      assert.strictEqual(await runCurl(port, ['--data', 'x=1']), 'POST /hi h2 true [x=1]\n200 2');
+    });
+  });
+});

@@ -4,6 +4,7 @@
 // checks and their error codes follow node:tls, since that is what callers
 // catch on.
 
+const { inspect } = require('node:util');
 const binding = require('./binding');
 const { defaultStore } = require('./ca');
 const defaults = require('./defaults');
@@ -94,13 +95,41 @@ class SecureContext {
   }
 }
 
+// node:tls's split of one `ciphers` string: names starting TLS_ (or !TLS_)
+// are TLS 1.3 suites, the rest the TLS 1.2 list. '' and null mean the
+// default, and no TLS 1.3 name keeps OpenSSL's default TLS 1.3 suites.
+function setCiphers(sc, ciphers) {
+  const context = sc.context;
+  if (ciphers !== undefined && ciphers !== null && typeof ciphers !== 'string') {
+    throw invalidArgType('options.ciphers', 'string', ciphers);
+  }
+  const parts = (ciphers || defaults.DEFAULT_CIPHERS).split(':');
+  const isSuite = (c) => c.startsWith('TLS_') || c.startsWith('!TLS_');
+  const cipherSuites = parts.filter((c) => c !== '' && isSuite(c)).join(':');
+  const cipherList = parts.filter((c) => c !== '' && !isSuite(c)).join(':');
+  if (cipherSuites === '' && cipherList === '') {
+    throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE',
+                     `The property 'options.ciphers' is invalid. Received ${inspect(parts)}`);
+  }
+  if (cipherSuites !== '') context.setCipherSuites(cipherSuites);
+  // An empty TLS 1.2 list is set too: it means "TLS 1.3 only".
+  context.setCiphers(cipherList);
+  if (cipherList === '' && sc._min < TLS1_3_VERSION && sc._max > TLS1_2_VERSION) {
+    sc._min = TLS1_3_VERSION;
+    context.setMinProto(TLS1_3_VERSION);
+  }
+}
+
 function configure(sc, options) {
   const context = sc.context;
   const {
     ca, cert, key, passphrase, pfx, crl, sigalgs, sessionIdContext, sessionTimeout, ticketKeys,
   } = options;
-  const ciphers = options.ciphers === undefined ? defaults.DEFAULT_CIPHERS : options.ciphers;
   const ecdhCurve = options.ecdhCurve === undefined ? defaults.DEFAULT_ECDH_CURVE : options.ecdhCurve;
+
+  // Ciphers before anything else, as node:tls does: an @SECLEVEL in the
+  // list decides which keys and certificates load below.
+  setCiphers(sc, options.ciphers);
 
   // CAs first, then the certificate, then the key: OpenSSL checks the key
   // against the certificate already set.
@@ -126,24 +155,6 @@ function configure(sc, options) {
       const pass = one && one.passphrase !== undefined ? one.passphrase : passphrase;
       context.setKey(asPem(pem), pass);
     }
-  }
-
-  if (typeof ciphers !== 'string') throw invalidArgType('options.ciphers', 'string', ciphers);
-  const parts = ciphers.split(':').filter((c) => c !== '');
-  const cipherSuites = parts.filter((c) => c.startsWith('TLS_')).join(':');
-  const cipherList = parts.filter((c) => !c.startsWith('TLS_')).join(':');
-  if (cipherSuites === '' && cipherList === '') {
-    throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE',
-                     `The property 'options.ciphers' is invalid. Received '${ciphers}'`);
-  }
-  context.setCipherSuites(cipherSuites);
-  // An empty TLS 1.2 list means "TLS 1.3 only", as in node:tls.
-  if (cipherList !== '') context.setCiphers(cipherList);
-  if (cipherSuites === '' && sc._max > TLS1_2_VERSION && sc._min < TLS1_3_VERSION) {
-    context.setMaxProto(TLS1_2_VERSION);
-  }
-  if (cipherList === '' && sc._min < TLS1_3_VERSION && sc._max > TLS1_2_VERSION) {
-    context.setMinProto(TLS1_3_VERSION);
   }
 
   if (typeof ecdhCurve !== 'string') throw invalidArgType('options.ecdhCurve', 'string', ecdhCurve);

@@ -6,7 +6,7 @@
 
 const assert = require('node:assert');
 const crypto = require('node:crypto');
-const { builtin, fixtures, tlswrap, serverOptions, listen, closeServer } = require('./common');
+const { builtin, fixture, fixtures, tlswrap, serverOptions, listen, closeServer } = require('./common');
 
 const { SSL_OP_NO_TLSv1_3, SSL_OP_NO_TICKET } = crypto.constants;
 
@@ -186,6 +186,62 @@ describe('context: ciphers', function () {
   it("honorCipherOrder unset on a Server: node's Server defaults it to true", async function () {
     const out = await handshake(serverOptions({ ciphers: serverPref, maxVersion: 'TLSv1.2' }), clientPref);
     assert.strictEqual(out.client.cipher.name, 'AES256-GCM-SHA384');
+  });
+});
+
+describe('context: how `ciphers` splits into TLS 1.2 and TLS 1.3 lists', function () {
+  it('a list of TLS 1.2 names only keeps the default TLS 1.3 suites (min TLSv1.3 still connects)', async function () {
+    const out = await handshake(serverOptions({ ciphers: 'AES256-GCM-SHA384', minVersion: 'TLSv1.3' }));
+    assertOk(out, 'TLSv1.3');
+    const def = await handshake(serverOptions({ ciphers: 'AES256-GCM-SHA384' }));
+    assertOk(def, 'TLSv1.3');
+  });
+
+  it('TLS 1.2 names only: a TLS 1.2 connection uses only them', async function () {
+    const out = await handshake(serverOptions({ ciphers: 'AES256-GCM-SHA384' }), { maxVersion: 'TLSv1.2' });
+    assertOk(out, 'TLSv1.2');
+    assert.strictEqual(out.client.cipher.name, 'AES256-GCM-SHA384');
+  });
+
+  it('TLS 1.3 names only with maxVersion TLSv1.2: no TLS 1.2 cipher is left', async function () {
+    const out = await handshake(serverOptions({ ciphers: 'TLS_AES_128_GCM_SHA256', maxVersion: 'TLSv1.2' }));
+    assert.strictEqual(out.server.error.code, 'ERR_SSL_NO_CIPHERS_AVAILABLE');
+    assert.match(out.client.error.code, /^ERR_SSL_(SSLV3|SSL\/TLS)_ALERT_HANDSHAKE_FAILURE$/);
+  });
+
+  it("'' and null mean the default list", async function () {
+    for (const ciphers of ['', null]) {
+      tlswrap.createSecureContext({ ciphers });
+      assertOk(await handshake(serverOptions({ ciphers }), { ciphers }), 'TLSv1.3');
+    }
+  });
+
+  it("':' names nothing: ERR_INVALID_ARG_VALUE", function () {
+    assert.throws(() => tlswrap.createSecureContext({ ciphers: ':' }), {
+      name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE',
+      message: "The property 'options.ciphers' is invalid. Received [ '', '' ]",
+    });
+  });
+
+  it('a !TLS_ entry belongs to the TLS 1.3 list', async function () {
+    // Alone in the TLS 1.3 list it leaves no suite (an error); beside a
+    // suite it removes nothing else.
+    assert.throws(() => tlswrap.createSecureContext({ ciphers: 'AES128-GCM-SHA256:!TLS_AES_256_GCM_SHA384' }),
+      { code: 'ERR_SSL_NO_CIPHER_MATCH' });
+    const ciphers = 'TLS_AES_128_GCM_SHA256:!TLS_AES_256_GCM_SHA384';
+    const out = await handshake(serverOptions({ ciphers }));
+    assertOk(out, 'TLSv1.3');
+    assert.strictEqual(out.client.cipher.name, 'TLS_AES_128_GCM_SHA256');
+  });
+
+  it("'DEFAULT:@SECLEVEL=0' applies before the key: a 512-bit RSA certificate loads and serves", async function () {
+    const weak = { key: fixture('weak512-key.pem'), cert: fixture('weak512-cert.pem') };
+    assert.throws(() => tlswrap.createSecureContext(weak), { code: 'ERR_SSL_EE_KEY_TOO_SMALL' });
+    const ciphers = 'DEFAULT:@SECLEVEL=0';
+    tlswrap.createSecureContext({ ...weak, ciphers });
+    const out = await handshake({ ...weak, ciphers, maxVersion: 'TLSv1.2' },
+      { ca: weak.cert, ciphers, maxVersion: 'TLSv1.2' });
+    assertOk(out, 'TLSv1.2');
   });
 });
 

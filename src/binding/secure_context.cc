@@ -353,6 +353,9 @@ void SecureContext::SetCiphers(const Napi::CallbackInfo& info) {
   ErrorQueueGuard guard;
   std::string list = info[0].ToString().Utf8Value();
   if (SSL_CTX_set_cipher_list(Live(), list.c_str()) != 1) {
+    // An empty list clears the TLS 1.2 ciphers on purpose (TLS 1.3 only);
+    // OpenSSL reports that as "no cipher match", which it is not here.
+    if (list.empty() && ERR_GET_REASON(ERR_peek_error()) == SSL_R_NO_CIPHER_MATCH) return;
     ThrowCryptoError(info.Env(), "Failed to set ciphers");
   }
 }

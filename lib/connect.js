@@ -7,7 +7,7 @@
 const net = require('node:net');
 const nodeTls = require('node:tls');
 const defaults = require('./defaults');
-const { createSecureContext } = require('./context');
+const { exportedCreateSecureContext } = require('./context');
 const { codedError } = require('./errors');
 const { TLSSocket } = require('./socket');
 const { resolveSessionCache, sessionKey } = require('./session_cache');
@@ -119,7 +119,7 @@ function connect(...args) {
   };
   let context = options.secureContext;
   if (!context) {
-    context = createSecureContext(options);
+    context = exportedCreateSecureContext(options);
     // Only this connection uses it: the socket frees it when destroyed.
     context.singleUse = true;
   }

@@ -219,6 +219,13 @@ function createSecureContext(options) {
   return sc;
 }
 
+// What connect() and Server use: the module's createSecureContext as it is
+// now, since programs and tests replace it (tls.createSecureContext = ...),
+// as node:tls's own connect() and Server look it up on the module.
+function exportedCreateSecureContext(options) {
+  return require('./index').createSecureContext(options);
+}
+
 // The native context of a secureContext option, refusing node:tls's own
 // (whose OpenSSL object tlswrap cannot reach).
 function nativeContext(value, name = 'options.secureContext') {
@@ -227,4 +234,4 @@ function nativeContext(value, name = 'options.secureContext') {
   throw invalidArgType(name, 'a SecureContext from tlswrap.createSecureContext()', value);
 }
 
-module.exports = { SecureContext, createSecureContext, nativeContext };
+module.exports = { SecureContext, createSecureContext, exportedCreateSecureContext, nativeContext };

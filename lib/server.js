@@ -8,7 +8,7 @@ const net = require('node:net');
 const nodeTls = require('node:tls');
 const { deprecate } = require('node:util');
 const { convertALPNProtocols } = require('./alpn');
-const { SecureContext, createSecureContext } = require('./context');
+const { SecureContext, exportedCreateSecureContext } = require('./context');
 const { codedError, invalidArgType } = require('./errors');
 const { TLSSocket } = require('./socket');
 
@@ -144,7 +144,7 @@ class Server extends net.Server {
     if (options === null || typeof options !== 'object') throw invalidArgType('options', 'Object', options);
     const sessionIdContext = options.sessionIdContext ||
       crypto.createHash('sha1').update(process.argv.join(' ')).digest('hex').slice(0, 32);
-    this._sharedCreds = createSecureContext({
+    this._sharedCreds = exportedCreateSecureContext({
       pfx: options.pfx,
       key: options.key,
       passphrase: options.passphrase,
@@ -172,7 +172,7 @@ class Server extends net.Server {
       throw codedError(Error, 'ERR_TLS_REQUIRED_SERVER_NAME', '"servername" is required parameter for Server.addContext');
     }
     const pattern = new RegExp(`^${servername.replace(/([.^$+?\-\\[\]{}])/g, '\\$1').replace(/\*/g, '[^.]*')}$`);
-    const secureContext = context instanceof SecureContext ? context : createSecureContext(context);
+    const secureContext = context instanceof SecureContext ? context : exportedCreateSecureContext(context);
     this._contexts.push([pattern, secureContext]);
   }
 

@@ -15,7 +15,7 @@ const binding = require('./binding');
 const defaults = require('./defaults');
 const { convertALPNProtocols, parseWire } = require('./alpn');
 const { certificateObject } = require('./certificate');
-const { SecureContext, createSecureContext, nativeContext } = require('./context');
+const { SecureContext, exportedCreateSecureContext, nativeContext } = require('./context');
 const { codedError, invalidArgType, validateInteger } = require('./errors');
 const { attachTransport, kOwner, onTransportConnect } = require('./transport');
 const { addNetSurface } = require('./net_surface');
@@ -128,7 +128,7 @@ class TLSSocket extends net.Socket {
     this._rejectUnauthorized = opts.rejectUnauthorized !== false;
 
     const given = opts.secureContext;
-    const context = given ? nativeContext(given) : createSecureContext(opts).context;
+    const context = given ? nativeContext(given) : exportedCreateSecureContext(opts).context;
     // A context made for this socket alone (here, or by connect()) is freed
     // when the socket is destroyed, not whenever GC gets to it: as in node:tls,
     // a client making a connection per request would otherwise pile them up.
@@ -678,7 +678,7 @@ class TLSSocket extends net.Socket {
   // handshake has not sent them yet); clients ignore it, as node's do.
   setKeyCert(context) {
     if (this._handle === null) return;
-    const secureContext = context instanceof SecureContext ? context : createSecureContext(context);
+    const secureContext = context instanceof SecureContext ? context : exportedCreateSecureContext(context);
     this._handle.setKeyCert(secureContext.context);
   }
 

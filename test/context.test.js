@@ -245,6 +245,44 @@ describe('context: how `ciphers` splits into TLS 1.2 and TLS 1.3 lists', functio
   });
 });
 
+describe('context: what the module exports decides', function () {
+  it('tls.connect builds its context with the exported createSecureContext (a replacement is called)', async function () {
+    const original = tlswrap.createSecureContext;
+    const seen = [];
+    tlswrap.createSecureContext = (options) => {
+      seen.push(options);
+      return original(options);
+    };
+    try {
+      assertOk(await handshake(serverOptions(), { ALPNProtocols: ['x'] }));
+    } finally {
+      tlswrap.createSecureContext = original;
+    }
+    // The server's setSecureContext goes through it too, as node's does.
+    assert.strictEqual(seen.length, 2);
+    assert.strictEqual(seen[0].sessionIdContext.length, 32);
+    assert.strictEqual(seen[1].servername, 'localhost');
+    assert.strictEqual(seen[1].ciphers, tlswrap.DEFAULT_CIPHERS);
+  });
+
+  it('tls.DEFAULT_CIPHERS set by the program is the default of connect and createServer', async function () {
+    const original = tlswrap.DEFAULT_CIPHERS;
+    tlswrap.DEFAULT_CIPHERS = 'TLS_AES_128_GCM_SHA256:AES128-GCM-SHA256';
+    let tls13;
+    let tls12;
+    try {
+      tls13 = await handshake(serverOptions());
+      tls12 = await handshake(serverOptions(), { maxVersion: 'TLSv1.2' });
+    } finally {
+      tlswrap.DEFAULT_CIPHERS = original;
+    }
+    assertOk(tls13, 'TLSv1.3');
+    assert.strictEqual(tls13.client.cipher.name, 'TLS_AES_128_GCM_SHA256');
+    assertOk(tls12, 'TLSv1.2');
+    assert.strictEqual(tls12.client.cipher.name, 'AES128-GCM-SHA256');
+  });
+});
+
 describe('context: ecdhCurve', function () {
   it("server 'P-384': the key exchange uses secp384r1 (TLS 1.3 and 1.2)", async function () {
     for (const version of ['TLSv1.3', 'TLSv1.2']) {

@@ -234,4 +234,16 @@ function nativeContext(value, name = 'options.secureContext') {
   throw invalidArgType(name, 'a SecureContext from tlswrap.createSecureContext()', value);
 }
 
-module.exports = { SecureContext, createSecureContext, exportedCreateSecureContext, nativeContext };
+// What an SNICallback answered, as node:tls reads it: `context.context ||
+// context`; a primitive means "no context" (the default one serves), an
+// object that holds no SecureContext is node's TypeError('Invalid SNI
+// context'). undefined: keep the default context.
+function sniContext(value) {
+  if (!value) return undefined;
+  const inner = value.context || value;
+  if (inner instanceof binding.SecureContext) return inner;
+  if (typeof inner !== 'object' && typeof inner !== 'function') return undefined;
+  throw new TypeError('Invalid SNI context');
+}
+
+module.exports = { SecureContext, createSecureContext, exportedCreateSecureContext, nativeContext, sniContext };

@@ -14,9 +14,12 @@ const { TLSSocket } = require('./socket');
 
 const kErrorEmitted = Symbol('tlswrap.errorEmitted');
 
-// The default SNICallback: the contexts given to server.addContext().
+// The default SNICallback: the contexts given to server.addContext(), the
+// most recently added match first, as in node:tls.
 function defaultSNICallback(servername, callback) {
-  for (const [pattern, context] of this.server._contexts) {
+  const contexts = this.server._contexts;
+  for (let i = contexts.length - 1; i >= 0; i--) {
+    const [pattern, context] = contexts[i];
     if (pattern.test(servername)) {
       callback(null, context);
       return;

@@ -15,7 +15,7 @@ const binding = require('./binding');
 const defaults = require('./defaults');
 const { convertALPNProtocols, parseWire } = require('./alpn');
 const { certificateObject } = require('./certificate');
-const { SecureContext, exportedCreateSecureContext, nativeContext } = require('./context');
+const { SecureContext, exportedCreateSecureContext, nativeContext, sniContext } = require('./context');
 const { codedError, invalidArgType, validateInteger } = require('./errors');
 const { attachTransport, kOwner, onTransportConnect } = require('./transport');
 const { addNetSurface } = require('./net_surface');
@@ -374,7 +374,7 @@ class TLSSocket extends net.Socket {
       return;
     }
     let called = false;
-    sniCallback.call(this, servername, (err, context) => {
+    const done = (err, context) => {
       if (called) return;
       called = true;
       if (this._handle !== handle) return;
@@ -384,13 +384,19 @@ class TLSSocket extends net.Socket {
       }
       let native;
       try {
-        native = context ? nativeContext(context, 'context') : undefined;
+        native = sniContext(context);
       } catch (e) {
         this.destroy(e);
         return;
       }
       handle.certCbDone(native);
-    });
+    };
+    // A throwing SNICallback fails this connection only, as in node:tls.
+    try {
+      sniCallback.call(this, servername, done);
+    } catch (err) {
+      this.destroy(err);
+    }
   }
 
   // Server session cache kept by the application. As with node:tls, what the

@@ -99,6 +99,37 @@ describe('SNI', function () {
     assert.strictEqual(r.client.error.code, 'ECONNRESET');
   });
 
+  it("SNICallback answering an object that is not a SecureContext: TypeError('Invalid SNI context')", async function () {
+    // node:tls's own SecureContext is such an object for tlswrap; a plain
+    // object is one for both.
+    for (const bad of [{}, { context: {} }]) {
+      const r = await handshake(serverOptions({ SNICallback: (name, cb) => cb(null, bad) }), { servername: 'other.example' });
+      assert.deepStrictEqual(r.server.events, ['tlsClientError']);
+      assert.ok(r.server.error instanceof TypeError);
+      assert.strictEqual(r.server.error.message, 'Invalid SNI context');
+      assert.strictEqual(r.server.error.code, undefined);
+      assert.deepStrictEqual(r.client.events, ['error']);
+      assert.strictEqual(r.client.error.code, 'ECONNRESET');
+    }
+  });
+
+  it('SNICallback answering a primitive keeps the default certificate, as no context does', async function () {
+    for (const bad of ['nope', 42, true]) {
+      const r = await handshake(serverOptions({ SNICallback: (name, cb) => cb(null, bad) }), { servername: 'localhost' });
+      assert.deepStrictEqual(r.client.events, ['secureConnect'], String(bad));
+      assert.strictEqual(r.client.cn, 'localhost');
+    }
+  });
+
+  it('SNICallback that throws: server tlsClientError with that error, client ECONNRESET, no crash', async function () {
+    const boom = new Error('thrown in SNICallback');
+    const r = await handshake(serverOptions({ SNICallback: () => { throw boom; } }), { servername: 'other.example' });
+    assert.deepStrictEqual(r.server.events, ['tlsClientError']);
+    assert.strictEqual(r.server.error, boom);
+    assert.deepStrictEqual(r.client.events, ['error']);
+    assert.strictEqual(r.client.error.code, 'ECONNRESET');
+  });
+
   it('no SNI sent (IP host, no servername): SNICallback not called, server servername is false', async function () {
     let called = 0;
     const r = await handshake(serverOptions({ SNICallback: (name, cb) => { called++; cb(null); } }), {});
@@ -152,6 +183,20 @@ describe('SNI', function () {
 
     it('other names get the default context', async function () {
       assert.deepStrictEqual(await certFor('localhost'), { cn: 'localhost', echo: 'localhost', authorizationError: null });
+    });
+
+    it('the most recently added matching context wins', async function () {
+      const localhostOptions = serverOptions();
+      const r = await handshake(serverOptions(), { servername: 'x.late.example', rejectUnauthorized: false }, (s) => {
+        s.addContext('x.late.example', otherOptions);
+        s.addContext('*.late.example', localhostOptions);
+      });
+      assert.strictEqual(r.client.cn, 'localhost');
+      const r2 = await handshake(serverOptions(), { servername: 'x.late.example', rejectUnauthorized: false }, (s) => {
+        s.addContext('*.late.example', localhostOptions);
+        s.addContext('x.late.example', otherOptions);
+      });
+      assert.strictEqual(r2.client.cn, 'other.example');
     });
 
     it('addContext with a non-object context throws ERR_INVALID_ARG_TYPE', function () {

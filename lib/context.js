@@ -19,10 +19,13 @@ const protocolVersions = {
   'TLSv1.3': TLS1_3_VERSION,
 };
 
-// Old secureProtocol method names pin one version (or a range for SSLv23).
+// Old secureProtocol method names pin one version or a range, as node's
+// SecureContext::Init maps them: TLS_method allows every version OpenSSL
+// has (0: no minimum), SSLv23_method keeps the default minimum and caps at
+// TLS 1.2 (null: the default).
 const secureProtocols = {
-  TLS_method: [TLS1_VERSION, TLS1_3_VERSION],
-  SSLv23_method: [TLS1_VERSION, TLS1_3_VERSION],
+  TLS_method: [0, TLS1_3_VERSION],
+  SSLv23_method: [null, TLS1_2_VERSION],
   TLSv1_method: [TLS1_VERSION, TLS1_VERSION],
   TLSv1_1_method: [TLS1_1_VERSION, TLS1_1_VERSION],
   TLSv1_2_method: [TLS1_2_VERSION, TLS1_2_VERSION],
@@ -30,6 +33,10 @@ const secureProtocols = {
 for (const name of Object.keys(secureProtocols)) {
   secureProtocols[name.replace('_method', '_client_method')] = secureProtocols[name];
   secureProtocols[name.replace('_method', '_server_method')] = secureProtocols[name];
+}
+const disabledProtocols = {};
+for (const version of ['SSLv2', 'SSLv3']) {
+  for (const kind of ['', '_client', '_server']) disabledProtocols[`${version}${kind}_method`] = version;
 }
 
 function toVersion(which, value, fallback) {
@@ -74,12 +81,17 @@ class SecureContext {
         throw codedError(TypeError, 'ERR_TLS_PROTOCOL_VERSION_CONFLICT',
                          `TLS protocol version ${minVersion || maxVersion} conflicts with secureProtocol ${secureProtocol}`);
       }
+      if (disabledProtocols[secureProtocol]) {
+        throw codedError(TypeError, 'ERR_TLS_INVALID_PROTOCOL_METHOD',
+                         `${disabledProtocols[secureProtocol]} methods disabled`);
+      }
       const range = secureProtocols[secureProtocol];
       if (!range) {
         throw codedError(TypeError, 'ERR_TLS_INVALID_PROTOCOL_METHOD',
                          `Unknown method: ${secureProtocol}`);
       }
       [min, max] = range;
+      if (min === null) min = toVersion('minimum', undefined, defaults.DEFAULT_MIN_VERSION);
     } else {
       min = toVersion('minimum', minVersion, defaults.DEFAULT_MIN_VERSION);
       max = toVersion('maximum', maxVersion, defaults.DEFAULT_MAX_VERSION);
@@ -142,6 +154,7 @@ function configure(sc, options) {
     const roots = defaultStore();
     context.useDefaultRoots(roots.pems, roots.version);
   }
+  if (options.allowPartialTrustChain) context.setPartialChain();
   if (cert) {
     for (const one of Array.isArray(cert) ? cert : [cert]) {
       checkKeyOrCert('options.cert', one);

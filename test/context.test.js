@@ -134,6 +134,23 @@ describe('context: protocol versions', function () {
     assertOk(await handshake(serverOptions({ secureProtocol: 'TLSv1_2_method' })), 'TLSv1.2');
   });
 
+  it("secureProtocol 'SSLv23_method' caps at TLS 1.2 (both sides)", async function () {
+    assertOk(await handshake(serverOptions({ secureProtocol: 'SSLv23_method' })), 'TLSv1.2');
+    assertOk(await handshake(serverOptions(), { secureProtocol: 'SSLv23_client_method' }), 'TLSv1.2');
+    assertOk(await handshake(serverOptions({ secureProtocol: 'TLS_method' })), 'TLSv1.3');
+  });
+
+  it('SSLv2 and SSLv3 method names: ERR_TLS_INVALID_PROTOCOL_METHOD "SSLvN methods disabled"', function () {
+    for (const v of ['SSLv2', 'SSLv3']) {
+      for (const kind of ['', '_client', '_server']) {
+        assert.throws(() => tlswrap.createSecureContext({ secureProtocol: `${v}${kind}_method` }),
+          { name: 'TypeError', code: 'ERR_TLS_INVALID_PROTOCOL_METHOD', message: `${v} methods disabled` });
+      }
+    }
+    assert.throws(() => tlswrap.createSecureContext({ secureProtocol: 'TLSv9_method' }),
+      { name: 'TypeError', code: 'ERR_TLS_INVALID_PROTOCOL_METHOD', message: 'Unknown method: TLSv9_method' });
+  });
+
   it('secureOptions SSL_OP_NO_TLSv1_3 on the server gives TLS 1.2', async function () {
     assertOk(await handshake(serverOptions({ secureOptions: SSL_OP_NO_TLSv1_3 })), 'TLSv1.2');
   });
@@ -309,6 +326,24 @@ describe('context: ecdhCurve', function () {
     assertOk(out, 'TLSv1.2');
     assert.deepStrictEqual(out.client.keyInfo, {});
     assert.match(out.client.cipher.standardName, /^TLS_RSA_WITH_/);
+  });
+});
+
+describe('context: allowPartialTrustChain', function () {
+  // The server sends only its leaf; the client trusts only the intermediate
+  // that signed it, not the root above it.
+  const interServer = { key: fixture('inter-leaf-key.pem'), cert: fixture('inter-leaf-cert.pem') };
+  const interCa = fixture('inter-ca-cert.pem');
+
+  it('without it, an intermediate CA alone does not verify: UNABLE_TO_GET_ISSUER_CERT', async function () {
+    const out = await handshake(interServer, { ca: interCa });
+    assert.strictEqual(out.client.error.code, 'UNABLE_TO_GET_ISSUER_CERT');
+  });
+
+  it('with it, the intermediate CA in `ca` is enough', async function () {
+    const out = await handshake(interServer, { ca: interCa, allowPartialTrustChain: true });
+    assertOk(out);
+    assert.strictEqual(out.client.authorizationError, null);
   });
 });
 

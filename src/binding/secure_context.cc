@@ -64,6 +64,7 @@ Napi::Function SecureContext::Init(Napi::Env env) {
                          InstanceMethod<&SecureContext::LoadPKCS12>("loadPKCS12"),
                          InstanceMethod<&SecureContext::SetCiphers>("setCiphers"),
                          InstanceMethod<&SecureContext::SetCipherSuites>("setCipherSuites"),
+                         InstanceMethod<&SecureContext::SetPartialChain>("setPartialChain"),
                          InstanceMethod<&SecureContext::SetECDHCurve>("setECDHCurve"),
                          InstanceMethod<&SecureContext::SetSigalgs>("setSigalgs"),
                          InstanceMethod<&SecureContext::SetSessionIdContext>("setSessionIdContext"),
@@ -261,10 +262,24 @@ X509_STORE* SecureContext::OwnStore() {
   if (!own_store_) {
     X509_STORE* store = X509_STORE_new();
     if (store == nullptr) ThrowCryptoError(Env(), "X509_STORE_new failed");
+    // The store in use may be the environment's shared default roots: this
+    // context keeps trusting them, in a copy it may change (flags, CRLs).
+    STACK_OF(X509_OBJECT)* objects = X509_STORE_get0_objects(SSL_CTX_get_cert_store(ctx));
+    for (int i = 0; i < sk_X509_OBJECT_num(objects); i++) {
+      if (X509* cert = X509_OBJECT_get0_X509(sk_X509_OBJECT_value(objects, i))) {
+        X509_STORE_add_cert(store, cert);
+      }
+    }
     SSL_CTX_set_cert_store(ctx, store);
     own_store_ = true;
   }
   return SSL_CTX_get_cert_store(ctx);
+}
+
+// allowPartialTrustChain: a trusted intermediate ends the chain, its issuers
+// need not be known.
+void SecureContext::SetPartialChain(const Napi::CallbackInfo& /*info*/) {
+  X509_STORE_set_flags(OwnStore(), X509_V_FLAG_PARTIAL_CHAIN);
 }
 
 void SecureContext::AddCACert(const Napi::CallbackInfo& info) {

@@ -662,6 +662,9 @@ class TLSSocket extends net.Socket {
     if (context !== undefined && !ArrayBuffer.isView(context)) {
       throw invalidArgType('context', ['Buffer', 'TypedArray', 'DataView'], context);
     }
+    if (!this._secureEstablished) {
+      throw codedError(Error, 'ERR_TLS_INVALID_STATE', 'TLS socket connection must be securely established');
+    }
     if (this._handle === null) throw codedError(Error, 'ERR_SOCKET_CLOSED', 'Socket is closed');
     const ctx = context === undefined ? undefined : Buffer.from(context.buffer, context.byteOffset, context.byteLength);
     return this._handle.exportKeyingMaterial(length, label, ctx);

@@ -321,6 +321,27 @@ describe('api: other connection shapes', function () {
   });
 });
 
+describe('api: before the handshake', function () {
+  it('exportKeyingMaterial before the handshake: ERR_TLS_INVALID_STATE', async function () {
+    const server = tlswrap.createServer(serverOptions());
+    const notYet = { code: 'ERR_TLS_INVALID_STATE', message: 'TLS socket connection must be securely established' };
+    const secure = once(server, 'secureConnection');
+    const port = await listen(server);
+    const client = tlswrap.connect(clientOptions(port));
+    const clientSecure = once(client, 'secureConnect');
+    try {
+      assert.throws(() => client.exportKeyingMaterial(16, 'EXPORTER-test'), notYet);
+      const [sock] = await secure;
+      await clientSecure;
+      assert.strictEqual(client.exportKeyingMaterial(16, 'EXPORTER-test').length, 16);
+      assert.deepStrictEqual(sock.exportKeyingMaterial(16, 'EXPORTER-test'), client.exportKeyingMaterial(16, 'EXPORTER-test'));
+    } finally {
+      client.destroy();
+      await closeServer(server);
+    }
+  });
+});
+
 describe('api: module surface', function () {
   it("exports node:tls's public names with node's values", function () {
     for (const name of ['connect', 'createServer', 'createSecureContext', 'checkServerIdentity', 'getCiphers']) {

@@ -173,6 +173,13 @@ function configure(sc, options) {
   if (typeof ecdhCurve !== 'string') throw invalidArgType('options.ecdhCurve', 'string', ecdhCurve);
   context.setECDHCurve(ecdhCurve);
 
+  const { dhparam } = options;
+  if (dhparam !== undefined && dhparam !== null) {
+    checkKeyOrCert('options.dhparam', dhparam);
+    const warning = context.setDHParam(dhparam === 'auto' || asPem(dhparam));
+    if (warning) process.emitWarning(warning, 'SecurityWarning');
+  }
+
   if (crl) {
     for (const one of Array.isArray(crl) ? crl : [crl]) context.addCRL(asPem(one));
   }

@@ -155,6 +155,7 @@ class Server extends net.Server {
       ca: options.ca,
       ciphers: options.ciphers,
       ecdhCurve: options.ecdhCurve,
+      dhparam: options.dhparam || undefined,
       minVersion: options.minVersion,
       maxVersion: options.maxVersion,
       secureProtocol: options.secureProtocol,

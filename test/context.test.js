@@ -347,6 +347,63 @@ describe('context: allowPartialTrustChain', function () {
   });
 });
 
+// DH parameters (p, g) of a MODP group as a PEM 'DH PARAMETERS' block.
+function dhParamsPem(group) {
+  const dh = crypto.getDiffieHellman(group);
+  const len = (n) => (n < 0x80 ? Buffer.from([n]) : n < 0x100 ? Buffer.from([0x81, n]) : Buffer.from([0x82, n >> 8, n & 0xff]));
+  const int = (b) => {
+    const v = b[0] & 0x80 ? Buffer.concat([Buffer.from([0]), b]) : b;
+    return Buffer.concat([Buffer.from([0x02]), len(v.length), v]);
+  };
+  const body = Buffer.concat([int(dh.getPrime()), int(dh.getGenerator())]);
+  const der = Buffer.concat([Buffer.from([0x30]), len(body.length), body]);
+  return `-----BEGIN DH PARAMETERS-----\n${der.toString('base64').match(/.{1,64}/g).join('\n')}\n-----END DH PARAMETERS-----\n`;
+}
+
+describe('context: dhparam', function () {
+  const dhe = { ciphers: 'DHE-RSA-AES128-GCM-SHA256', maxVersion: 'TLSv1.2' };
+
+  it('without dhparam the server offers no DHE cipher: ERR_SSL_NO_SHARED_CIPHER', async function () {
+    const out = await handshake(serverOptions(dhe), dhe);
+    assert.strictEqual(out.server.error.code, 'ERR_SSL_NO_SHARED_CIPHER');
+  });
+
+  it("dhparam 'auto': DHE with a group sized to the key (2048 bits)", async function () {
+    const out = await handshake(serverOptions({ ...dhe, dhparam: 'auto' }), dhe);
+    assertOk(out, 'TLSv1.2');
+    assert.strictEqual(out.client.keyInfo.type, 'DH');
+    assert.strictEqual(out.client.keyInfo.size, 2048);
+    assert.strictEqual(out.client.cipher.name, 'DHE-RSA-AES128-GCM-SHA256');
+  });
+
+  it('dhparam PEM (string or Buffer): DHE with that group', async function () {
+    for (const dhparam of [dhParamsPem('modp14'), Buffer.from(dhParamsPem('modp15'))]) {
+      const out = await handshake(serverOptions({ ...dhe, dhparam }), dhe);
+      assertOk(out, 'TLSv1.2');
+      assert.strictEqual(out.client.keyInfo.type, 'DH');
+    }
+  });
+
+  it('a 1024-bit group loads with a SecurityWarning; under 1024 bits throws; a PEM of no DH is ignored', async function () {
+    const warnings = [];
+    const onWarning = (w) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      // @SECLEVEL=0: newer OpenSSL refuses a 1024-bit group at its default level.
+      tlswrap.createSecureContext({ dhparam: dhParamsPem('modp2'), ciphers: 'DEFAULT:@SECLEVEL=0' });
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    assert.deepStrictEqual(warnings.map((w) => [w.name, w.message]),
+      [['SecurityWarning', 'DH parameter is less than 2048 bits']]);
+    assert.throws(() => tlswrap.createSecureContext({ dhparam: dhParamsPem('modp1') }),
+      { name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE', message: 'DH parameter is less than 1024 bits' });
+    assert.throws(() => tlswrap.createSecureContext({ dhparam: 5 }), { code: 'ERR_INVALID_ARG_TYPE' });
+    tlswrap.createSecureContext({ dhparam: 'not a PEM at all' });
+  });
+});
+
 describe('context: the secureContext option', function () {
   it('connect({ secureContext }) uses it (its CA verifies the server)', async function () {
     const secureContext = tlswrap.createSecureContext({ ca: fixtures.ca });

@@ -65,6 +65,7 @@ Napi::Function SecureContext::Init(Napi::Env env) {
                          InstanceMethod<&SecureContext::SetCiphers>("setCiphers"),
                          InstanceMethod<&SecureContext::SetCipherSuites>("setCipherSuites"),
                          InstanceMethod<&SecureContext::SetPartialChain>("setPartialChain"),
+                         InstanceMethod<&SecureContext::SetDHParam>("setDHParam"),
                          InstanceMethod<&SecureContext::SetECDHCurve>("setECDHCurve"),
                          InstanceMethod<&SecureContext::SetSigalgs>("setSigalgs"),
                          InstanceMethod<&SecureContext::SetSessionIdContext>("setSessionIdContext"),
@@ -381,6 +382,38 @@ void SecureContext::SetCipherSuites(const Napi::CallbackInfo& info) {
   if (SSL_CTX_set_ciphersuites(Live(), list.c_str()) != 1) {
     ThrowCryptoError(info.Env(), "Failed to set ciphersuites");
   }
+}
+
+// dhparam: true for 'auto' (a group sized to the certificate's key), else
+// PEM DH parameters. Returns node's warning text for a group under 2048 bits.
+Napi::Value SecureContext::SetDHParam(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  ErrorQueueGuard guard;
+  SSL_CTX* ctx = Live();
+  if (info[0].IsBoolean() && info[0].As<Napi::Boolean>().Value()) {
+    SSL_CTX_set_dh_auto(ctx, 1);
+    return env.Undefined();
+  }
+  BioPtr bio = MemBio(info[0]);
+  EvpPkeyPtr dh(PEM_read_bio_Parameters(bio.get(), nullptr));
+  // As in node:tls, parameters that are not DH are ignored (no DHE), not an
+  // error.
+  if (!dh || !(EVP_PKEY_is_a(dh.get(), "DH") || EVP_PKEY_is_a(dh.get(), "DHX"))) {
+    return env.Undefined();
+  }
+  int bits = EVP_PKEY_get_bits(dh.get());
+  if (bits < 1024) {
+    Napi::Error err = Napi::TypeError::New(env, "DH parameter is less than 1024 bits");
+    err.Set("code", Napi::String::New(env, "ERR_INVALID_ARG_VALUE"));
+    throw err;
+  }
+  if (SSL_CTX_set0_tmp_dh_pkey(ctx, dh.get()) != 1) {
+    ThrowCodedError(env, "ERR_CRYPTO_OPERATION_FAILED", "Error setting temp DH parameter");
+  }
+  // The context owns it now.
+  dh.release();
+  if (bits < 2048) return Napi::String::New(env, "DH parameter is less than 2048 bits");
+  return env.Undefined();
 }
 
 void SecureContext::SetECDHCurve(const Napi::CallbackInfo& info) {

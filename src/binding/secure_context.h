@@ -41,6 +41,7 @@ class SecureContext : public Napi::ObjectWrap<SecureContext> {
   void SetCiphers(const Napi::CallbackInfo& info);
   void SetCipherSuites(const Napi::CallbackInfo& info);
   void SetPartialChain(const Napi::CallbackInfo& info);
+  Napi::Value SetDHParam(const Napi::CallbackInfo& info);
   void SetECDHCurve(const Napi::CallbackInfo& info);
   void SetSigalgs(const Napi::CallbackInfo& info);
   void SetSessionIdContext(const Napi::CallbackInfo& info);

@@ -145,6 +145,8 @@ class Server extends net.Server {
 
   setSecureContext(options) {
     if (options === null || typeof options !== 'object') throw invalidArgType('options', 'Object', options);
+    // Ticket keys given once stay the server's for later calls, as in node.
+    if (options.ticketKeys) this.ticketKeys = options.ticketKeys;
     const sessionIdContext = options.sessionIdContext ||
       crypto.createHash('sha1').update(process.argv.join(' ')).digest('hex').slice(0, 32);
     this._sharedCreds = exportedCreateSecureContext({
@@ -165,7 +167,7 @@ class Server extends net.Server {
       sigalgs: options.sigalgs,
       sessionIdContext,
       sessionTimeout: this.sessionTimeout,
-      ticketKeys: options.ticketKeys,
+      ticketKeys: this.ticketKeys,
       ticketKeyRotation: options.ticketKeyRotation,
       sessionCacheSize: options.sessionCacheSize,
     });

@@ -6,6 +6,7 @@
 
 const assert = require('node:assert');
 const crypto = require('node:crypto');
+const { once } = require('node:events');
 const { builtin, fixture, fixtures, tlswrap, serverOptions, listen, closeServer } = require('./common');
 
 const { SSL_OP_NO_TLSv1_3, SSL_OP_NO_TICKET } = crypto.constants;
@@ -401,6 +402,38 @@ describe('context: dhparam', function () {
       { name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE', message: 'DH parameter is less than 1024 bits' });
     assert.throws(() => tlswrap.createSecureContext({ dhparam: 5 }), { code: 'ERR_INVALID_ARG_TYPE' });
     tlswrap.createSecureContext({ dhparam: 'not a PEM at all' });
+  });
+});
+
+describe('context: server.setSecureContext', function () {
+  it('new connections get the new certificate, options and ticket keys; the old connection is untouched', async function () {
+    const server = tlswrap.createServer(serverOptions({ ticketKeys: Buffer.alloc(48, 1) }));
+    server.on('secureConnection', (sock) => sock.on('error', () => {}));
+    const port = await listen(server);
+    const clients = [];
+    const cn = async (extra = {}) => {
+      const client = tlswrap.connect({ host: '127.0.0.1', port, servername: 'other.example', ca: fixtures.ca, rejectUnauthorized: false, ...extra });
+      client.on('error', () => {});
+      clients.push(client);
+      await once(client, 'secureConnect');
+      const r = { cn: client.getPeerCertificate().subject.CN, protocol: client.getProtocol(), client };
+      return r;
+    };
+    try {
+      const first = await cn();
+      assert.strictEqual(first.cn, 'localhost');
+      server.setSecureContext({ key: fixtures.otherKey, cert: fixtures.otherCert, maxVersion: 'TLSv1.2' });
+      const second = await cn();
+      assert.strictEqual(second.cn, 'other.example');
+      assert.strictEqual(second.protocol, 'TLSv1.2');
+      assert.strictEqual(first.client.getPeerCertificate().subject.CN, 'localhost');
+      // Ticket keys not given again are kept, as node's Server keeps them.
+      assert.deepStrictEqual(server.getTicketKeys(), Buffer.alloc(48, 1));
+      assert.throws(() => server.setSecureContext(null), { code: 'ERR_INVALID_ARG_TYPE' });
+    } finally {
+      for (const c of clients) c.destroy();
+      await closeServer(server);
+    }
   });
 });
 

@@ -15,6 +15,7 @@ const binding = require('./binding');
 const defaults = require('./defaults');
 const { convertALPNProtocols, parseWire } = require('./alpn');
 const { certificateObject } = require('./certificate');
+const { attachKeylogFile } = require('./cli_flags');
 const { SecureContext, exportedCreateSecureContext, nativeContext, sniContext } = require('./context');
 const { codedError, invalidArgType, validateInteger } = require('./errors');
 const { attachTransport, kOwner, onTransportConnect } = require('./transport');
@@ -159,6 +160,7 @@ class TLSSocket extends net.Socket {
     this.on('newListener', (event) => {
       if (event === 'keylog' && this._handle !== null) this._handle.enableKeylog();
     });
+    attachKeylogFile(this);
 
     if (socket) this._attach(socket);
     if (opts.isServer && socket && !socket.connecting) this._start();

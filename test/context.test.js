@@ -437,6 +437,56 @@ describe('context: server.setSecureContext', function () {
   });
 });
 
+describe("context: node's TLS command-line flags (in a child)", function () {
+  const { runChild } = require('./run-child');
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const path = require('node:path');
+
+  async function withFlags(nodeArgs, args = []) {
+    const { result, stderr } = await runChild('tls-flags.js', args, { nodeArgs });
+    assert.ok(result, stderr);
+    return result;
+  }
+
+  it('--tls-max-v1.2 and --tls-min-v1.3 set the defaults and what a default connection negotiates', async function () {
+    const max12 = await withFlags(['--tls-max-v1.2']);
+    assert.strictEqual(max12.max, 'TLSv1.2');
+    assert.strictEqual(max12.protocol, 'TLSv1.2');
+    const min13 = await withFlags(['--tls-min-v1.3']);
+    assert.strictEqual(min13.min, 'TLSv1.3');
+    assert.strictEqual(min13.protocol, 'TLSv1.3');
+  });
+
+  it('--tls-cipher-list sets DEFAULT_CIPHERS and the cipher a default connection uses', async function () {
+    const list = 'TLS_CHACHA20_POLY1305_SHA256:ECDHE-RSA-CHACHA20-POLY1305';
+    const r = await withFlags([`--tls-cipher-list=${list}`]);
+    assert.strictEqual(r.ciphers, list);
+    assert.strictEqual(r.protocol, 'TLSv1.3');
+    assert.strictEqual(r.cipher, 'TLS_CHACHA20_POLY1305_SHA256');
+  });
+
+  it('--tls-keylog=file: both sides append their key lines (mode 0600), with one warning', async function () {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tlswrap-keylog-'));
+    const file = path.join(dir, 'keys.log');
+    try {
+      const r = await withFlags([`--tls-keylog=${file}`], [file]);
+      assert.strictEqual(r.protocol, 'TLSv1.3');
+      assert.deepStrictEqual(r.warnings, [`Using --tls-keylog makes TLS connections insecure by writing secret key material to file ${file}`]);
+      // Five TLS 1.3 secrets, from the client and from the server.
+      assert.deepStrictEqual(r.keylog, {
+        lines: 10,
+        labels: ['CLIENT_HANDSHAKE_TRAFFIC_SECRET', 'CLIENT_TRAFFIC_SECRET_0', 'EXPORTER_SECRET',
+          'SERVER_HANDSHAKE_TRAFFIC_SECRET', 'SERVER_TRAFFIC_SECRET_0'],
+        wellFormed: true,
+        mode: '600',
+      });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('context: the secureContext option', function () {
   it('connect({ secureContext }) uses it (its CA verifies the server)', async function () {
     const secureContext = tlswrap.createSecureContext({ ca: fixtures.ca });

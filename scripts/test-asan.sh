@@ -30,7 +30,10 @@ CFLAGS="$flags" CXXFLAGS="$flags" LDFLAGS="-fsanitize=address,undefined" \
   { tail -n 40 "$dir/build.log" >&2; exit 1; }
 addon="$PWD/$dir/build/Release/tlswrap.node"
 # A build without sanitizers would pass silently: make sure it has them.
-nm -D "$addon" | grep -q __asan_report || { echo "$addon is not instrumented" >&2; exit 1; }
+# (nm's output is kept first: under pipefail, grep -q closing the pipe early
+# would fail the check with SIGPIPE on a good build.)
+symbols=$(nm -D "$addon")
+grep -q __asan_report <<<"$symbols" || { echo "$addon is not instrumented" >&2; exit 1; }
 
 export TLSWRAP_ADDON="$addon"
 # node is not instrumented, so the sanitizer runtimes must be loaded first.

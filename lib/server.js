@@ -101,7 +101,7 @@ function tlsConnectionListener(rawSocket) {
   }
 }
 
-class Server extends net.Server {
+class TLSServer extends net.Server {
   constructor(options, listener) {
     if (typeof options === 'function') {
       listener = options;
@@ -210,13 +210,22 @@ class Server extends net.Server {
 // DEP0122, on the Nodes that still ship it (20). As node's, it only updates
 // what later connections read from the server; the context stays as built.
 if (typeof nodeTls.Server.prototype.setOptions === 'function') {
-  Server.prototype.setOptions = deprecate(function setOptions(options) {
+  TLSServer.prototype.setOptions = deprecate(function setOptions(options) {
     this.requestCert = options.requestCert === true;
     this.rejectUnauthorized = this.requestCert ? options.rejectUnauthorized !== false : false;
     if (options.ALPNProtocols) convertALPNProtocols(options.ALPNProtocols, this);
     if (options.sessionTimeout) this.sessionTimeout = options.sessionTimeout;
   }, 'Server.prototype.setOptions() is deprecated', 'DEP0122');
 }
+
+// node's tls.Server may be called without `new` (several programs do): the
+// class behind a Proxy whose call makes one, so `new`, `extends` and
+// `instanceof` still work as with the class itself.
+const Server = new Proxy(TLSServer, {
+  apply(target, thisArg, args) {
+    return Reflect.construct(target, args);
+  },
+});
 
 function createServer(options, listener) {
   return new Server(options, listener);

@@ -385,6 +385,26 @@ describe('api: module surface', function () {
       await closeServer(server);
     }
   });
+
+  it('Server(options, listener) without new: a Server, a subclass of it works too', async function () {
+    let got = 0;
+    const server = tlswrap.Server(serverOptions(), (sock) => { got++; sock.end(); });
+    assert.ok(server instanceof tlswrap.Server);
+    assert.ok(server instanceof net.Server);
+    assert.strictEqual(server.constructor, tlswrap.Server);
+    class MyServer extends tlswrap.Server {}
+    const mine = new MyServer(serverOptions());
+    assert.ok(mine instanceof MyServer && mine instanceof tlswrap.Server);
+    const port = await listen(server);
+    try {
+      const client = tlswrap.connect(clientOptions(port));
+      client.resume();
+      await once(client, 'close');
+      assert.strictEqual(got, 1);
+    } finally {
+      await closeServer(server);
+    }
+  });
 });
 
 // Every name node:tls has on the running Node, tlswrap has too (names differ

@@ -101,7 +101,7 @@ function tlsConnectionListener(rawSocket) {
   }
 }
 
-class TLSServer extends net.Server {
+class Server extends net.Server {
   constructor(options, listener) {
     if (typeof options === 'function') {
       listener = options;
@@ -210,7 +210,7 @@ class TLSServer extends net.Server {
 // DEP0122, on the Nodes that still ship it (20). As node's, it only updates
 // what later connections read from the server; the context stays as built.
 if (typeof nodeTls.Server.prototype.setOptions === 'function') {
-  TLSServer.prototype.setOptions = deprecate(function setOptions(options) {
+  Server.prototype.setOptions = deprecate(function setOptions(options) {
     this.requestCert = options.requestCert === true;
     this.rejectUnauthorized = this.requestCert ? options.rejectUnauthorized !== false : false;
     if (options.ALPNProtocols) convertALPNProtocols(options.ALPNProtocols, this);
@@ -221,7 +221,7 @@ if (typeof nodeTls.Server.prototype.setOptions === 'function') {
 // node's tls.Server may be called without `new` (several programs do): the
 // class behind a Proxy whose call makes one, so `new`, `extends` and
 // `instanceof` still work as with the class itself.
-const Server = new Proxy(TLSServer, {
+const CallableServer = new Proxy(Server, {
   apply(target, thisArg, args) {
     return Reflect.construct(target, args);
   },
@@ -231,4 +231,4 @@ function createServer(options, listener) {
   return new Server(options, listener);
 }
 
-module.exports = { Server, createServer };
+module.exports = { Server: CallableServer, createServer };

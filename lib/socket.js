@@ -728,7 +728,17 @@ class TLSSocket extends net.Socket {
   enableTrace() {}
 
   connect(...args) {
-    if (!this._transport || typeof this._transport.connect !== 'function') {
+    if (this._transport === null) {
+      // Made without a socket (new TLSSocket()): as node's, it connects a TCP
+      // socket of its own, and the callback is this socket's 'connect'.
+      const cb = typeof args[args.length - 1] === 'function' ? args.pop() : undefined;
+      const transport = new net.Socket();
+      transport.connect(...args);
+      if (cb) this.once('connect', cb);
+      this._attach(transport);
+      return this;
+    }
+    if (typeof this._transport.connect !== 'function') {
       throw codedError(Error, 'ERR_SOCKET_CLOSED', 'TLSSocket has no connectable transport');
     }
     this._transport.connect(...args);

@@ -737,3 +737,40 @@ describe('socket: write callbacks', function () {
     }
   });
 });
+
+describe('socket: construction and connecting, as node:tls', function () {
+  // node:tls's client TLSSocket made without a socket connects its own TCP
+  // socket; the handshake runs (at the latest with the first write), 'secure'
+  // comes, 'secureConnect' does not (that is tls.connect()'s).
+  for (const [what, make] of [
+    ['new TLSSocket()', () => new tlswrap.TLSSocket()],
+    ['new TLSSocket(null, opts)', () => new tlswrap.TLSSocket(null, { ca: fixtures.ca, servername: 'localhost' })],
+  ]) {
+    it(`${what} then .connect(port, host, cb): 'connect', the handshake, data both ways`, async function () {
+      const server = tlswrap.createServer(serverOptions(), (sock) => {
+        sock.on('error', () => {});
+        sock.once('data', (d) => sock.end(`got ${d}`));
+      });
+      const port = await listen(server);
+      const client = make();
+      try {
+        const events = [];
+        for (const name of ['connect', 'secure', 'secureConnect']) client.on(name, () => events.push(name));
+        let cbThis = null;
+        assert.strictEqual(client.connect(port, '127.0.0.1', function () {
+          cbThis = this;
+          client.write('ping');
+        }), client);
+        const got = await readBytes(client, 'got ping'.length);
+        assert.strictEqual(got.toString(), 'got ping');
+        assert.strictEqual(cbThis, client);
+        assert.deepStrictEqual(events, ['connect', 'secure']);
+        assert.strictEqual(client.remotePort, port);
+        assert.ok(client.getProtocol().startsWith('TLS'));
+      } finally {
+        client.destroy();
+        await closeServer(server);
+      }
+    });
+  }
+});

@@ -11,6 +11,7 @@ const { exportedCreateSecureContext } = require('./context');
 const { codedError } = require('./errors');
 const { TLSSocket } = require('./socket');
 const { resolveSessionCache, sessionKey } = require('./session_cache');
+const { awaitsConnect } = require('./transport');
 
 // [port][, host][, options][, callback] | options[, callback] | path[, options][, callback]
 function normalizeConnectArgs(args) {
@@ -167,7 +168,7 @@ function connect(...args) {
   if (cb) socket.once('secureConnect', cb);
   socket.on('secure', onConnectSecure);
   if (cache !== null && key !== null) useSessionCache(socket, cache, key, offered);
-  if (!transport.connecting) socket._start();
+  if (!awaitsConnect(transport)) socket._start();
   return socket;
 }
 

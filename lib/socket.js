@@ -18,7 +18,7 @@ const { certificateObject } = require('./certificate');
 const { attachKeylogFile } = require('./cli_flags');
 const { SecureContext, exportedCreateSecureContext, nativeContext, sniContext } = require('./context');
 const { codedError, invalidArgType, validateInteger } = require('./errors');
-const { attachTransport, kOwner, onTransportConnect } = require('./transport');
+const { attachTransport, awaitsConnect, kOwner, onTransportConnect } = require('./transport');
 const { addNetSurface } = require('./net_surface');
 
 // The engine's event codes (src/engine/events.h, exported by the addon).
@@ -163,7 +163,7 @@ class TLSSocket extends net.Socket {
     attachKeylogFile(this);
 
     if (socket) this._attach(socket);
-    if (opts.isServer && socket && !socket.connecting) this._start();
+    if (opts.isServer && socket && !awaitsConnect(socket)) this._start();
   }
 
   _setOnread(onread) {

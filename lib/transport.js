@@ -97,12 +97,18 @@ function attachTransport(socket, transport) {
   if (typeof transport.allowHalfOpen === 'boolean') transport.allowHalfOpen = true;
   transport.on('error', onTransportError);
   transport.on('close', onTransportClose);
-  if (transport.connecting) {
+  if (awaitsConnect(transport)) {
     transport.once('connect', onTransportConnect);
     transport.on('lookup', onTransportLookup);
     return;
   }
   useTransport(socket);
+}
+
+// A net.Socket that is connecting, or not yet asked to (no handle): as
+// node:tls does, the TLS socket waits for its 'connect'.
+function awaitsConnect(transport) {
+  return !!transport.connecting || (transport instanceof net.Socket && !transport._handle && !transport.destroyed);
 }
 
 // The transport is connected: move the connection onto the engine's own
@@ -187,4 +193,4 @@ function takeOver(socket, raw) {
   return true;
 }
 
-module.exports = { attachTransport, kOwner, onTransportConnect };
+module.exports = { attachTransport, awaitsConnect, kOwner, onTransportConnect };

@@ -773,4 +773,35 @@ describe('socket: construction and connecting, as node:tls', function () {
       }
     });
   }
+
+  // tls.connect({ socket }) waits for the socket's 'connect' before it
+  // starts the handshake, whether it is connecting or not yet asked to.
+  for (const [what, later] of [['still connecting', false], ['not yet connected (connected later)', true]]) {
+    it(`connect({ socket }) with a net.Socket ${what}: 'connect', then the handshake`, async function () {
+      const server = tlswrap.createServer(serverOptions(), (sock) => {
+        sock.on('error', () => {});
+        sock.once('data', (d) => sock.write(`got ${d}`));
+      });
+      const port = await listen(server);
+      const raw = later ? new net.Socket() : net.connect(port, '127.0.0.1');
+      const client = tlswrap.connect({ socket: raw, ca: fixtures.ca, servername: 'localhost' });
+      try {
+        const errors = [];
+        client.on('error', (err) => errors.push(err));
+        const events = [];
+        for (const name of ['connect', 'secureConnect']) client.on(name, () => events.push(name));
+        if (later) setTimeout(() => raw.connect(port, '127.0.0.1'), 20);
+        await once(client, 'secureConnect');
+        assert.strictEqual(client.authorized, true);
+        client.write('ping');
+        const got = await readBytes(client, 'got ping'.length);
+        assert.strictEqual(got.toString(), 'got ping');
+        assert.deepStrictEqual(events, ['connect', 'secureConnect']);
+        assert.deepStrictEqual(errors, []);
+      } finally {
+        client.destroy();
+        await closeServer(server);
+      }
+    });
+  }
 });

@@ -144,7 +144,8 @@ function connect(...args) {
     ALPNProtocols: options.ALPNProtocols,
     onread: options.onread,
     highWaterMark: options.highWaterMark,
-    allowHalfOpen: options.allowHalfOpen,
+    // The socket is attached below: node:tls takes its allowHalfOpen then.
+    allowHalfOpen: options.socket ? !!options.socket.allowHalfOpen : options.allowHalfOpen,
   });
   const transport = options.socket || net.connect({
     path: options.path,

@@ -81,8 +81,8 @@ class TLSSocket extends net.Socket {
   constructor(socket, options) {
     const opts = options === undefined ? {} : options;
     if (opts === null || typeof opts !== 'object') throw invalidArgType('options', 'Object', options);
-    const allowHalfOpen = socket && typeof socket.allowHalfOpen === 'boolean' && opts.allowHalfOpen === undefined ?
-      socket.allowHalfOpen : !!opts.allowHalfOpen;
+    // As node:tls: with a socket given, its allowHalfOpen, never the option.
+    const allowHalfOpen = socket ? !!socket.allowHalfOpen : !!opts.allowHalfOpen;
     // net.Socket makes this a Duplex without a handle; it sets emitClose off
     // ('close' with hadError is emitted by _destroy) and passes strings through.
     super({ allowHalfOpen, highWaterMark: opts.highWaterMark });

@@ -804,4 +804,34 @@ describe('socket: construction and connecting, as node:tls', function () {
       }
     });
   }
+
+  it("allowHalfOpen with a socket given is the socket's, the option is ignored (new TLSSocket and connect)", function () {
+    const made = [];
+    const make = (socket, opts) => {
+      const s = new tlswrap.TLSSocket(socket, opts);
+      made.push(s);
+      return s.allowHalfOpen;
+    };
+    try {
+      for (const sockHalf of [false, true]) {
+        for (const opt of [undefined, false, true]) {
+          assert.strictEqual(make(new net.Socket({ allowHalfOpen: sockHalf }), { allowHalfOpen: opt }), sockHalf,
+                             `net.Socket allowHalfOpen ${sockHalf}, option ${opt}`);
+        }
+      }
+      const duplex = new Duplex({ read() {}, write(c, e, cb) { cb(); }, allowHalfOpen: false });
+      assert.strictEqual(make(duplex, { allowHalfOpen: true }), false, 'a Duplex with allowHalfOpen false');
+      // Without a socket the option counts.
+      assert.strictEqual(make(null, { allowHalfOpen: true }), true);
+      assert.strictEqual(make(null, {}), false);
+      for (const opt of [undefined, true]) {
+        const s = tlswrap.connect({ socket: new net.Socket({ allowHalfOpen: false }), allowHalfOpen: opt });
+        s.on('error', () => {});
+        made.push(s);
+        assert.strictEqual(s.allowHalfOpen, false, `connect({ socket, allowHalfOpen: ${opt} })`);
+      }
+    } finally {
+      for (const s of made) s.destroy();
+    }
+  });
 });

@@ -8,7 +8,7 @@ const net = require('node:net');
 const nodeTls = require('node:tls');
 const defaults = require('./defaults');
 const { exportedCreateSecureContext } = require('./context');
-const { codedError } = require('./errors');
+const { codedError, invalidArgType } = require('./errors');
 const { TLSSocket } = require('./socket');
 const { resolveSessionCache, sessionKey } = require('./session_cache');
 const { awaitsConnect } = require('./transport');
@@ -103,6 +103,34 @@ function dropSession(cache, key, session) {
   if (typeof cache.delete === 'function') cache.delete(key, session);
 }
 
+// options.signal, as net.Socket handles it: aborted, before or after the
+// connection, the socket is destroyed with an AbortError.
+function validateSignal(signal) {
+  if (signal === null || typeof signal !== 'object' || typeof signal.aborted !== 'boolean' ||
+      typeof signal.addEventListener !== 'function') {
+    const err = invalidArgType('signal', 'AbortSignal', signal);
+    err.message = err.message.replace('of type', 'an instance of');
+    throw err;
+  }
+}
+
+function abortError(signal) {
+  const err = new Error('The operation was aborted', { cause: signal.reason });
+  err.code = 'ABORT_ERR';
+  err.name = 'AbortError';
+  return err;
+}
+
+function addAbortSignal(socket, signal) {
+  const onAbort = () => socket.destroy(abortError(signal));
+  if (signal.aborted) {
+    process.nextTick(onAbort);
+    return;
+  }
+  signal.addEventListener('abort', onAbort, { once: true });
+  socket.once('close', () => signal.removeEventListener('abort', onAbort));
+}
+
 function connect(...args) {
   const [given, cb] = normalizeConnectArgs(args);
   const allowUnauthorized = process.env.NODE_TLS_REJECT_UNAUTHORIZED === '0';
@@ -118,6 +146,7 @@ function connect(...args) {
     minDHSize: 1024,
     ...given,
   };
+  if (options.signal !== undefined) validateSignal(options.signal);
   let context = options.secureContext;
   if (!context) {
     context = exportedCreateSecureContext(options);
@@ -165,6 +194,7 @@ function connect(...args) {
   });
   socket._attach(transport);
   socket._connectOptions = options;
+  if (options.signal !== undefined) addAbortSignal(socket, options.signal);
   if (options.timeout) socket.setTimeout(options.timeout);
   if (cb) socket.once('secureConnect', cb);
   socket.on('secure', onConnectSecure);

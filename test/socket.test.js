@@ -835,3 +835,39 @@ describe('socket: construction and connecting, as node:tls', function () {
     }
   });
 });
+
+describe('socket: connect({ signal })', function () {
+  // As node:tls (net.Socket's option): an aborted signal destroys the
+  // socket with an AbortError (code ABORT_ERR, cause the signal's reason),
+  // whether it was aborted before connect(), right after, or on 'connect'.
+  for (const when of ['before connect()', 'right after connect()', "on 'connect'"]) {
+    it(`aborted ${when}: 'error' AbortError then 'close', no secureConnect`, async function () {
+      const server = tlswrap.createServer(serverOptions(), (sock) => sock.on('error', () => {}));
+      server.on('tlsClientError', () => {});
+      const port = await listen(server);
+      try {
+        const ac = new AbortController();
+        if (when === 'before connect()') ac.abort();
+        const client = tlswrap.connect(clientOptions(port, { signal: ac.signal }));
+        if (when === 'right after connect()') ac.abort();
+        if (when === "on 'connect'") client.on('connect', () => ac.abort());
+        let secure = false;
+        client.on('secureConnect', () => { secure = true; });
+        const errors = [];
+        client.on('error', (err) => errors.push(err));
+        await closed(client);
+        assert.strictEqual(secure, false);
+        assert.strictEqual(errors.length, 1);
+        assert.strictEqual(errors[0].name, 'AbortError');
+        assert.strictEqual(errors[0].code, 'ABORT_ERR');
+        assert.strictEqual(errors[0].cause, ac.signal.reason);
+      } finally {
+        await closeServer(server);
+      }
+    });
+  }
+
+  it('a signal that is not an AbortSignal throws ERR_INVALID_ARG_TYPE', function () {
+    assert.throws(() => tlswrap.connect(clientOptions(1, { signal: 'x' })), { code: 'ERR_INVALID_ARG_TYPE' });
+  });
+});

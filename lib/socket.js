@@ -9,7 +9,7 @@
 
 const { executionAsyncId } = require('node:async_hooks');
 const net = require('node:net');
-const { getSystemErrorName } = require('node:util');
+const { getSystemErrorMap, getSystemErrorName } = require('node:util');
 const { X509Certificate } = require('node:crypto');
 const binding = require('./binding');
 const defaults = require('./defaults');
@@ -72,6 +72,20 @@ binding.TLSWrap.prototype.getAsyncId = function getAsyncId() {
   }
   return this[kAsyncId];
 };
+
+// What node:tls (Node >= 22) gives a write that destroy() cut off, its
+// libuv write request's error.
+function writeCanceledError() {
+  let errno;
+  for (const [n, [name]] of getSystemErrorMap()) {
+    if (name === 'ECANCELED') errno = n;
+  }
+  const err = new Error('write ECANCELED');
+  err.errno = errno;
+  err.code = 'ECANCELED';
+  err.syscall = 'write';
+  return err;
+}
 
 function emitCloseNT(socket, hadError) {
   socket.emit('close', hadError);
@@ -593,6 +607,11 @@ class TLSSocket extends net.Socket {
     }
     const transport = this._transport;
     if (transport && !transport.destroyed && typeof transport.destroy === 'function') transport.destroy();
+    // A write still in flight fails (and with it those queued behind it,
+    // which the stream only fails once it is no longer writing).
+    const writeCallback = this._writeCallback;
+    this._writeCallback = null;
+    if (writeCallback !== null) writeCallback(writeCanceledError());
     cb(err);
     process.nextTick(emitCloseNT, this, !!err);
   }

@@ -13,7 +13,7 @@ const path = require('node:path');
 const { Duplex, PassThrough, Readable, Writable, getDefaultHighWaterMark } = require('node:stream');
 const { execFile, spawn } = require('node:child_process');
 const { once } = require('node:events');
-const { fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer, makePair } = require('./common');
+const { builtin, fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer, makePair } = require('./common');
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -870,4 +870,72 @@ describe('socket: connect({ signal })', function () {
   it('a signal that is not an AbortSignal throws ERR_INVALID_ARG_TYPE', function () {
     assert.throws(() => tlswrap.connect(clientOptions(1, { signal: 'x' })), { code: 'ERR_INVALID_ARG_TYPE' });
   });
+});
+
+describe('socket: write() return value and writes cut off by destroy()', function () {
+  it("write() far above the high-water mark right after secureConnect returns false, 'drain' follows", async function () {
+    const server = tlswrap.createServer(serverOptions(), (sock) => {
+      sock.on('error', () => {});
+      sock.resume();
+    });
+    const port = await listen(server);
+    const client = tlswrap.connect(clientOptions(port));
+    try {
+      const result = await new Promise((resolve) => {
+        client.on('secureConnect', () => {
+          const big = Buffer.alloc(client.writableHighWaterMark * 64);
+          const ret = client.write(big);
+          client.once('drain', () => resolve({ ret, drained: true }));
+        });
+      });
+      assert.deepStrictEqual(result, { ret: false, drained: true });
+    } finally {
+      client.destroy();
+      await closeServer(server);
+    }
+  });
+
+  // The peer does not read, so an 8 MiB write cannot complete: destroy()
+  // fails it with node:tls's error (Node >= 22: its write request's
+  // ECANCELED; Node 20 completes it), and the write queued behind it fails too.
+  for (const when of ['during the handshake', 'once the peer stops reading']) {
+    it(`destroy() ${when}: every pending write gets its callback, with an error`, async function () {
+      const accepted = [];
+      const server = tlswrap.createServer(serverOptions(), (sock) => {
+        sock.on('error', () => {});
+        sock.pause();
+        accepted.push(sock);
+      });
+      const port = await listen(server);
+      const client = tlswrap.connect(clientOptions(port));
+      client.on('error', () => {});
+      try {
+        if (when !== 'during the handshake') await once(client, 'secureConnect');
+        const results = [null, null];
+        const done = [0, 1].map((i) => new Promise((resolve) => {
+          client.write(Buffer.alloc(i === 0 ? 8 << 20 : 10), (err) => {
+            results[i] = err || 'ok';
+            resolve();
+          });
+        }));
+        await sleep(100);
+        assert.deepStrictEqual(results, [null, null], 'a write completed although the peer reads nothing');
+        client.destroy();
+        await Promise.race([Promise.all(done), sleep(2000)]);
+        assert.ok(results[0] !== null, 'the write in flight at destroy() never got its callback');
+        assert.ok(results[1] !== null, 'the write queued behind it never got its callback');
+        assert.ok(['ECANCELED', 'ERR_STREAM_DESTROYED'].includes(results[1].code), `second write: ${results[1]}`);
+        const node20 = builtin && Number(process.versions.node.split('.')[0]) < 22;
+        if (!node20) {
+          assert.strictEqual(results[0].code, 'ECANCELED', `first write: ${results[0]}`);
+          assert.strictEqual(results[0].syscall, 'write');
+          assert.strictEqual(results[0].message, 'write ECANCELED');
+        }
+      } finally {
+        client.destroy();
+        for (const sock of accepted) sock.destroy();
+        await closeServer(server);
+      }
+    });
+  }
 });

@@ -939,3 +939,59 @@ describe('socket: write() return value and writes cut off by destroy()', functio
     });
   }
 });
+
+describe('socket: a peer that resets on our close_notify', function () {
+  // end() sends close_notify; the peer (behind a proxy that resets the
+  // connection the moment the alert arrives) is gone before our FIN. As
+  // node:tls, the shutdown's EPIPE is not an error of the socket: at most
+  // the read side reports the reset (ECONNRESET, syscall read), then 'close'.
+  it("end(): 'finish', no write/shutdown error, 'close'", async function () {
+    const server = require('node:tls').createServer(serverOptions(), (s) => {
+      s.on('error', () => {});
+      s.resume();
+    });
+    const port = await listen(server);
+    const legs = [];
+    const proxy = net.createServer((c) => {
+      const up = net.connect(port, '127.0.0.1');
+      legs.push(c, up);
+      up.on('error', () => {});
+      c.on('error', () => {});
+      up.pipe(c);
+      let pending = Buffer.alloc(0);
+      c.on('data', (d) => {
+        pending = Buffer.concat([pending, d]);
+        while (pending.length >= 5 && pending.length >= 5 + pending.readUInt16BE(3)) {
+          const size = 5 + pending.readUInt16BE(3);
+          const record = pending.subarray(0, size);
+          pending = pending.subarray(size);
+          if (record[0] === 21) { // the close_notify alert (TLS 1.2: in the clear)
+            c.resetAndDestroy();
+            up.destroy();
+            return;
+          }
+          up.write(record);
+        }
+      });
+    });
+    const proxyPort = await listen(proxy);
+    const client = tlswrap.connect(clientOptions(proxyPort, { maxVersion: 'TLSv1.2' }));
+    try {
+      const events = [];
+      client.on('error', (e) => events.push(`error ${e.code} ${e.syscall}`));
+      client.on('finish', () => events.push('finish'));
+      await once(client, 'secureConnect');
+      client.resume();
+      client.end();
+      await closed(client);
+      const errors = events.filter((e) => e.startsWith('error'));
+      assert.ok(events.includes('finish'), events.join(', '));
+      assert.ok(errors.every((e) => e === 'error ECONNRESET read'), events.join(', '));
+    } finally {
+      client.destroy();
+      for (const s of legs) s.destroy();
+      await closeServer(proxy);
+      await closeServer(server);
+    }
+  });
+});

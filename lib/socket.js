@@ -122,6 +122,7 @@ class TLSSocket extends net.Socket {
     this._renegotiationWindowStart = 0;
     this._disableRenegotiation = false;
     this._onreadCallback = null;
+    this._onreadBufferFn = null;
     this._transport = null;
     // A client's sessions wait until connect() has verified the connection
     // (chain and name): one from a connection that failed verification must
@@ -188,7 +189,21 @@ class TLSSocket extends net.Socket {
       throw invalidArgType('options.onread.buffer', ['Uint8Array', 'Function'], buffer);
     }
     this._onreadCallback = callback;
-    this._handle.setReadBuffer(buffer);
+    if (typeof buffer === 'function') {
+      // As node's: called once now and once after each callback; the
+      // engine decrypts into the buffer it returned last.
+      this._onreadBufferFn = buffer;
+      this._nextOnreadBuffer();
+    } else {
+      this._handle.setReadBuffer(buffer);
+    }
+  }
+
+  _nextOnreadBuffer() {
+    const fn = this._onreadBufferFn;
+    const buffer = fn();
+    // Anything else goes to the engine as the function, which reports it.
+    if (this._handle !== null) this._handle.setReadBuffer(ArrayBuffer.isView(buffer) ? buffer : fn);
   }
 
   // Runs on OpenSSL's stack (the engine needs the answer at once); answers
@@ -230,7 +245,9 @@ class TLSSocket extends net.Socket {
     this._refreshTimeout();
     if (this._onreadCallback !== null) {
       this._bytesRead += nread;
-      if (this._onreadCallback(nread, chunk) === false) this._pauseEngine();
+      const more = this._onreadCallback(nread, chunk);
+      if (this._onreadBufferFn !== null) this._nextOnreadBuffer();
+      if (more === false) this._pauseEngine();
       return;
     }
     this._bytesRead += chunk.length;

@@ -88,6 +88,34 @@ describe('onread option', function () {
     assert.ok(Buffer.concat(received).equals(DATA), 'bytes differ from what was sent');
   });
 
+  it('buffer() is called once by connect() and once after each callback, as node:tls does', async function () {
+    const port = await startServer();
+    const log = [];
+    let last = null;
+    client = tlswrap.connect(clientOptions(port, {
+      onread: {
+        buffer() {
+          log.push('buffer');
+          last = Buffer.alloc(4096);
+          return last;
+        },
+        callback(nread, buf) {
+          assert.strictEqual(buf, last, 'the callback must get the buffer buffer() returned last');
+          log.push('callback');
+        },
+      },
+    }));
+    assert.deepStrictEqual(log, ['buffer'], 'connect() must ask for the first buffer');
+    await once(client, 'secureConnect');
+    assert.deepStrictEqual(log, ['buffer'], 'the handshake must not ask for more buffers');
+    await once(client, 'end');
+    const callbacks = log.filter((e) => e === 'callback').length;
+    assert.ok(callbacks >= SIZE / 4096);
+    const expected = ['buffer'];
+    for (let i = 0; i < callbacks; i++) expected.push('callback', 'buffer');
+    assert.deepStrictEqual(log, expected);
+  });
+
   it('returning false from the callback pauses until resume()', async function () {
     const port = await startServer();
     const buffer = Buffer.alloc(1024);

@@ -4,6 +4,7 @@
 // close() are node's own) whose connections are wrapped in TLSSockets.
 
 const crypto = require('node:crypto');
+const EventEmitter = require('node:events');
 const net = require('node:net');
 const nodeTls = require('node:tls');
 const { deprecate } = require('node:util');
@@ -226,6 +227,16 @@ const CallableServer = new Proxy(Server, {
     return Reflect.construct(target, args);
   },
 });
+
+// captureRejections: a rejected async 'secureConnection' listener destroys
+// that socket, as node:tls's does; other events are net.Server's business.
+Server.prototype[EventEmitter.captureRejectionSymbol] = function (err, event, socket) {
+  if (event === 'secureConnection') {
+    socket.destroy(err);
+    return;
+  }
+  Reflect.apply(net.Server.prototype[EventEmitter.captureRejectionSymbol], this, [err, event, socket]);
+};
 
 function createServer(options, listener) {
   return new Server(options, listener);

@@ -560,3 +560,41 @@ describe('api: ESM import', function () {
     assert.deepStrictEqual(result, ['TLSv1.2', 'TLSv1.3', 'TLS_AES_128_GCM_SHA256']);
   });
 });
+
+describe('api: server captureRejections', function () {
+  // As node:tls: with captureRejections (events.captureRejections; node's
+  // tls.Server ignores the option), a rejected async 'secureConnection'
+  // listener destroys that socket with the rejection; the server emits no
+  // 'error'.
+  it("a rejected async 'secureConnection' listener destroys that socket", async function () {
+    const EventEmitter = require('node:events');
+    const boom = new Error('listener rejected');
+    EventEmitter.captureRejections = true;
+    let server;
+    try {
+      server = tlswrap.createServer(serverOptions());
+    } finally {
+      EventEmitter.captureRejections = false;
+    }
+    const serverErrors = [];
+    server.on('error', (err) => serverErrors.push(err));
+    const destroyedWith = new Promise((resolve) => {
+      server.on('secureConnection', async (sock) => {
+        sock.on('error', (err) => resolve(err));
+        throw boom;
+      });
+    });
+    const port = await listen(server);
+    const client = tlswrap.connect(clientOptions(port));
+    client.on('error', () => {});
+    try {
+      const timeout = require('node:timers/promises').setTimeout(3000, 'the socket was not destroyed', { ref: false });
+      assert.strictEqual(await Promise.race([destroyedWith, timeout]), boom);
+      await new Promise((resolve) => client.once('close', resolve));
+      assert.deepStrictEqual(serverErrors, []);
+    } finally {
+      client.destroy();
+      await closeServer(server);
+    }
+  });
+});

@@ -238,6 +238,11 @@ Server.prototype[EventEmitter.captureRejectionSymbol] = function (err, event, so
   Reflect.apply(net.Server.prototype[EventEmitter.captureRejectionSymbol], this, [err, event, socket]);
 };
 
+// What instances name as their constructor, as with node's function.
+Object.defineProperty(Server.prototype, 'constructor', {
+  value: CallableServer, writable: true, configurable: true, enumerable: false,
+});
+
 function createServer(options, listener) {
   return new Server(options, listener);
 }

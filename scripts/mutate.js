@@ -1,0 +1,259 @@
+'use strict';
+
+// Mutation check of the test suite: each entry of MUTATIONS is a small
+// deliberate bug. One at a time, it is applied to a temporary copy of the
+// repository, the addon is rebuilt there, and the suite runs on both
+// transports (mocha --bail). A mutation the suite does not notice "survived":
+// some promise has no test that can fail. Usage:
+//
+//   npm run mutate                 every mutation (about 1-2 min each)
+//   npm run mutate -- NAME [NAME]  only these
+//   npm run mutate -- --list       the list, nothing run
+//
+// A search string that is not found (or found twice) is an error: the list
+// must follow the code. Environment: MUTATE_TIMEOUT (seconds per mocha run,
+// default 600), MUTATE_KEEP=1 keeps the temporary copy.
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
+
+const root = path.join(__dirname, '..');
+
+// [name, file, search, replacement, description]
+const MUTATIONS = [
+  // ---- coalescing ----
+  ['one-record-per-read', 'src/engine/engine.cc',
+    '      read_fill_ = fill;\n    }',
+    '      read_fill_ = fill;\n      break;\n    }',
+    'ClearOut stops after one SSL_read: no coalescing of buffered records'],
+  ['chunk-256k', 'src/engine/engine.h',
+    'kMaxClearChunk = 64 * 1024;', 'kMaxClearChunk = 256 * 1024;',
+    'coalesced plaintext chunks up to 256 KiB instead of 64 KiB'],
+  ['onread-no-memmove', 'src/binding/tls_wrap.cc',
+    'if (data != base) std::memmove(base, data, len);', '(void)base;',
+    'onread: the rest of a burst split by an event is not moved to the buffer start'],
+  ['onread-no-direct', 'src/engine/engine.cc',
+    'if (user_buffers_ || (established() && buffered >= kWholeRecord)) {',
+    'if (established() && buffered >= kWholeRecord) {',
+    'onread: small bursts are decrypted into scratch, then dropped (no user buffer asked)'],
+  // ---- ordering ----
+  ['events-before-data', 'src/binding/tls_wrap.cc',
+    'size_t at = std::min(event.offset, batch->len);', 'size_t at = 0;',
+    'events of a batch are delivered before the plaintext that preceded them'],
+  ['event-offset-zero', 'src/engine/engine.cc',
+    'events_.push_back(Event{type, read_fill_,', 'events_.push_back(Event{type, 0,',
+    'events are stamped at offset 0 instead of where they happened'],
+  ['reneg-not-queued', 'src/engine/engine.cc',
+    '    renegotiate_wanted_ = true;\n', '    SSL_renegotiate(ssl());\n',
+    'renegotiation starts at once, ahead of the writes queued before it'],
+  ['tls13-post-hs-is-handshake', 'src/engine/engine_callbacks.cc',
+    '  if (engine->established() && SSL_version(ssl) >= TLS1_3_VERSION) return;\n', '',
+    'TLS 1.3 tickets / KeyUpdate count as handshakes (handshake events)'],
+  ['write-done-early', 'src/engine/engine.cc',
+    'done_.front().ciphertext_end <= flushed_', 'true',
+    'a write callback runs before its ciphertext reached the transport'],
+  // ---- lifetime ----
+  ['destroy-never-releases', 'src/binding/tls_wrap.cc',
+    '  if (depth_ == 0) Release();\n}', '}',
+    'destroy() outside a callback never frees the native object'],
+  ['scope-never-releases', 'src/binding/tls_wrap.cc',
+    'if (--wrap_->depth_ == 0 && wrap_->destroyed_) wrap_->Release();', '--wrap_->depth_;',
+    'destroy() from inside a handler never frees the native object'],
+  ['self-ref-kept', 'src/binding/tls_wrap.cc',
+    '    self_ref_ = false;\n    Unref();', '    self_ref_ = false;',
+    'the strong self-reference is never dropped (leak)'],
+  ['alpn-destroy-ignored', 'src/binding/tls_wrap.cc',
+    'if (destroyed_ || !answer.IsNumber()) return -1;', 'if (!answer.IsNumber()) return -1;',
+    'destroy() from ALPNCallback: the handshake goes on with its answer'],
+  ['step-keeps-alert', 'src/engine/engine.cc',
+    '    enc_out_.Clear();\n    out->data = nullptr;', '    out->data = nullptr;',
+    'ciphertext OpenSSL wrote after destroy() under its stack still leaves'],
+  ['destroy-keeps-output', 'src/engine/engine.cc',
+    '  events_.clear();\n  enc_out_.Clear();\n}', '  events_.clear();\n}',
+    'destroy() keeps already encrypted output queued for the transport'],
+  // ---- write grouping ----
+  ['no-staging', 'src/engine/engine.cc',
+    'if (rest >= kStageThreshold || w.piece + 1 == w.source->count()) {', 'if (true) {',
+    'small chunks of one writev are encrypted one record per chunk'],
+  ['no-write-slices', 'src/engine/engine.cc',
+    'len = std::min(rest, kWriteSlice);', 'len = rest;',
+    'a large write is encrypted whole instead of in bounded slices'],
+  ['js-backpressure-ignored', 'src/transport_js.cc',
+    'return !more.IsBoolean() || more.As<Napi::Boolean>().Value();', 'return true;',
+    "generic transport ignores the Duplex's write() === false"],
+  ['nodelay-dropped', 'src/transport_uv.cc',
+    'uv_tcp_nodelay(&tcp_, enable ? 1 : 0)', '0',
+    'setNoDelay() on the native transport does nothing'],
+  ['keepalive-dropped', 'src/transport_uv.cc',
+    'uv_tcp_keepalive(&tcp_, enable ? 1 : 0, delay_seconds)', '0',
+    'setKeepAlive() on the native transport does nothing'],
+  // ---- verification ----
+  ['socket-host-ignored', 'lib/connect.js',
+    '(options.socket && options.socket._host) ||', '',
+    "connect({ socket }) without servername checks 'localhost', not the socket's host"],
+  ['reject-env-ignored', 'lib/connect.js',
+    "process.env.NODE_TLS_REJECT_UNAUTHORIZED === '0';", 'false;',
+    'NODE_TLS_REJECT_UNAUTHORIZED=0 is not honoured'],
+  ['no-name-check', 'lib/connect.js',
+    'verifyError = options.checkServerIdentity(hostname, this.getPeerCertificate(true));',
+    'void hostname;',
+    'the server name is never checked'],
+  ['client-cert-optional', 'src/engine/engine.cc',
+    'if (request_cert && reject_unauthorized) mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;', '',
+    'requestCert + rejectUnauthorized accepts a client without certificate'],
+  // ---- error handling ----
+  ['error-queue-dirty', 'src/engine/openssl_ptr.h',
+    '~ErrorQueueGuard() { ERR_clear_error(); }', '~ErrorQueueGuard() {}',
+    "OpenSSL's error queue is left with tlswrap's errors on exit"],
+  ['data-lost-before-error', 'src/engine/engine.cc',
+    '  if (fill > 0) {\n    if (direct) {', '  if (fill > 0 && err != SSL_ERROR_SSL) {\n    if (direct) {',
+    'plaintext decrypted before a bad record is dropped with the error'],
+  ['no-eof-without-close-notify', 'src/engine/engine.cc',
+    'err == SSL_ERROR_WANT_READ && transport_eof_ && !full', 'false',
+    "a peer's FIN without close_notify never ends the stream"],
+  ['error-code-case', 'src/binding/errors.cc',
+    "c = c == ' ' ? '_' : static_cast<char>(std::toupper(c));", "c = c == ' ' ? '_' : c;",
+    'error codes keep the reason\'s lower case (ERR_SSL_wrong_version_number)'],
+];
+
+function log(...args) {
+  process.stdout.write(args.join(' ') + '\n');
+}
+
+// Applies `m` to the text of its file in `dir`; throws if the search string
+// is not there exactly once.
+function checkedReplace(text, m) {
+  const [name, file, search, replacement] = m;
+  const at = text.indexOf(search);
+  if (at < 0) throw new Error(`mutation ${name}: search string not found in ${file}`);
+  if (text.indexOf(search, at + 1) >= 0) throw new Error(`mutation ${name}: search string not unique in ${file}`);
+  return text.slice(0, at) + replacement + text.slice(at + search.length);
+}
+
+function nodeGyp() {
+  if (process.env.npm_config_node_gyp) return process.env.npm_config_node_gyp;
+  return path.join(path.dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'node_modules',
+    'node-gyp', 'bin', 'node-gyp.js');
+}
+
+// Runs a command in its own process group; kills the group after
+// `limitSec`. Resolves with { code, timedOut, output }.
+function run(cmd, args, { cwd, env, limitSec }) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => { output += d; });
+    child.stderr.on('data', (d) => { output += d; });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+    }, limitSec * 1000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      // Whatever the run left behind (a hung child process) goes too.
+      try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+      resolve({ code, timedOut, output });
+    });
+  });
+}
+
+function firstFailure(output) {
+  const m = /^\s+1\) (.*)$/m.exec(output.split(/\d+ failing/)[1] || '');
+  if (m) return m[1].trim().slice(0, 70);
+  const lines = output.trim().split('\n');
+  return (lines[lines.length - 1] || '').slice(0, 70);
+}
+
+function makeCopy() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tlswrap-mutate-'));
+  const topSkip = new Set(['build', '.git']);
+  fs.cpSync(root, dir, {
+    recursive: true,
+    filter: (src) => path.basename(src) !== 'node_modules' &&
+      !(path.dirname(src) === root && topSkip.has(path.basename(src))),
+  });
+  fs.symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
+  return dir;
+}
+
+async function build(dir, full) {
+  const args = [nodeGyp(), full ? 'rebuild' : 'build', '-j', '2'];
+  return run(process.execPath, args, { cwd: dir, env: process.env, limitSec: 900 });
+}
+
+async function main() {
+  const argv = process.argv.slice(2);
+  // Every entry must still match the code, whichever are run.
+  for (const m of MUTATIONS) checkedReplace(fs.readFileSync(path.join(root, m[1]), 'utf8'), m);
+  const names = new Set(MUTATIONS.map((m) => m[0]));
+  if (names.size !== MUTATIONS.length) throw new Error('two mutations share a name');
+  if (argv.includes('--list')) {
+    for (const [name, file, , , what] of MUTATIONS) log(`${name.padEnd(28)} ${file.padEnd(32)} ${what}`);
+    return;
+  }
+  for (const n of argv) if (!names.has(n)) throw new Error(`no mutation named ${n} (see --list)`);
+  const chosen = argv.length ? MUTATIONS.filter((m) => argv.includes(m[0])) : MUTATIONS;
+  const limitSec = Number(process.env.MUTATE_TIMEOUT) || 600;
+  const started = Date.now();
+
+  const dir = makeCopy();
+  log(`copy: ${dir}; building the addon there`);
+  const base = await build(dir, true);
+  if (base.code !== 0) throw new Error(`the unmutated copy does not build:\n${base.output}`);
+
+  const env = { ...process.env };
+  delete env.TLSWRAP_TEST_BUILTIN;
+  delete env.TLSWRAP_ADDON;
+  const mocha = path.join(root, 'node_modules', 'mocha', 'bin', 'mocha.js');
+  const results = [];
+  try {
+    for (const m of chosen) {
+      const [name, file] = m;
+      const target = path.join(dir, file);
+      const original = fs.readFileSync(target, 'utf8');
+      const t0 = Date.now();
+      let result;
+      try {
+        fs.writeFileSync(target, checkedReplace(original, m));
+        if (!file.startsWith('lib/')) {
+          const b = await build(dir, false);
+          if (b.code !== 0) result = { status: 'killed', by: 'build failed' };
+        }
+        for (const transport of ['native', 'js']) {
+          if (result) break;
+          const runEnv = { ...env };
+          if (transport === 'js') runEnv.TLSWRAP_TRANSPORT = 'js';
+          else delete runEnv.TLSWRAP_TRANSPORT;
+          const r = await run(process.execPath, [mocha, '--bail'], { cwd: dir, env: runEnv, limitSec });
+          if (r.timedOut) result = { status: 'killed', by: `${transport}: timed out after ${limitSec}s` };
+          else if (r.code !== 0) result = { status: 'killed', by: `${transport}: ${firstFailure(r.output)}` };
+        }
+        if (!result) result = { status: 'SURVIVED', by: '' };
+      } finally {
+        fs.writeFileSync(target, original);
+      }
+      result.secs = Math.round((Date.now() - t0) / 1000);
+      results.push([m, result]);
+      log(`${result.status.padEnd(8)} ${name} (${result.secs}s) ${result.by}`);
+    }
+  } finally {
+    if (process.env.MUTATE_KEEP) log(`kept ${dir}`);
+    else fs.rmSync(dir, { recursive: true, force: true });
+  }
+
+  log('\n| mutation | file | result | first failing test | s |');
+  log('|---|---|---|---|---|');
+  for (const [[name, file], r] of results) log(`| ${name} | ${file} | ${r.status} | ${r.by} | ${r.secs} |`);
+  const survivors = results.filter(([, r]) => r.status === 'SURVIVED').map(([m]) => m[0]);
+  log(`\n${results.length - survivors.length}/${results.length} killed in ` +
+      `${Math.round((Date.now() - started) / 1000)}s` + (survivors.length ? `; survived: ${survivors.join(', ')}` : ''));
+  process.exitCode = survivors.length ? 1 : 0;
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err.message}\n`);
+  process.exitCode = 2;
+});

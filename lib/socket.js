@@ -613,6 +613,9 @@ class TLSSocket extends net.Socket {
     const handle = this._handle;
     if (handle !== null) {
       this._handle = null;
+      // As node:tls does: a destroyed socket someone still holds does not
+      // keep the handle object alive.
+      this.ssl = null;
       // A verified connection first sends what was written before (from a
       // handler, it still waits in the engine).
       handle.destroy(this._controlReleased);

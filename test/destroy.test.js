@@ -9,7 +9,9 @@
 // This pins tlswrap's invariant 2 (nothing leaves the engine once destroy()
 // is asked for, even with OpenSSL on the stack). node:tls does not keep it
 // for 'keylog' and TLS 1.3 'session' (it emits the rest of the lines/tickets
-// it is processing), so those cases fail against builtin.
+// it is processing), so those cases fail against builtin; so does 'server
+// ALPNCallback' (destroy() with OpenSSL on the stack: node:tls still emits
+// the handshake's keylog lines).
 
 const assert = require('node:assert');
 const path = require('node:path');
@@ -54,6 +56,20 @@ describe('destroy() inside event handlers, in a child process', function () {
       assert.strictEqual(signal, null, `child did not exit within ${CHILD_LIMIT_MS} ms (lingering handle?)`);
       assert.strictEqual(code, 0, `child exited with ${code}: ${stderr}`);
       assert.ok(ms < CHILD_LIMIT_MS);
+    });
+  }
+});
+
+// tlswrap's promise that the native object is freed once destroyed (no
+// self-reference left behind, from a handler or from under OpenSSL); node:tls
+// frees its handle too, so this holds on builtin.
+describe('destroy() inside event handlers frees the native handle (child process, --expose-gc)', function () {
+  const { runChild, describeExit } = require('./run-child');
+  for (const name of Object.keys(scenarios)) {
+    it(`${name}: the handle object is garbage collected`, async function () {
+      const run = await runChild('destroy-gc.js', [name], { limitMs: CHILD_LIMIT_MS, nodeArgs: ['--expose-gc'] });
+      assert.ok(run.code === 0 && run.result, describeExit(run));
+      assert.strictEqual(run.result.collected, true, 'the TLSWrap handle is still alive after destroy() and gc()');
     });
   }
 });

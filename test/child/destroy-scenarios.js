@@ -29,6 +29,8 @@ function recorder(socket) {
   rec.destroyNow = () => {
     if (rec.destroyedAt !== -1) return;
     rec.destroyedAt = rec.events.length;
+    // For destroy-gc.js: the native handle must be collectable afterwards.
+    if (socket._handle) rec.handle = new WeakRef(socket._handle);
     socket.destroy();
   };
   return rec;
@@ -136,6 +138,32 @@ const scenarios = {
     const r = await recorded;
     await settle(r);
     await cleanup({ server, client, peers: [] });
+    return { rec: r, who: 'server' };
+  },
+
+  // ALPNCallback runs with OpenSSL on the stack: destroy() there must be
+  // deferred until OpenSSL has returned, and nothing may follow it, not even
+  // the handshake the callback's answer would let go on.
+  async 'server ALPNCallback'() {
+    let rec;
+    const recorded = new Promise((resolve) => { rec = resolve; });
+    let r;
+    const ctx = await pair(() => { if (r) r.events.push('secureConnection'); }, { ALPNProtocols: ['h2'] }, {
+      ALPNCallback() {
+        if (r) return 'h2';
+        r = recorder(this);
+        r.events.push('ALPNCallback');
+        r.destroyNow();
+        this.on('error', () => {});
+        rec(r);
+        return 'h2';
+      },
+    });
+    ctx.server.on('tlsClientError', () => {});
+    ctx.client.on('error', () => {});
+    await recorded;
+    await settle(r);
+    await cleanup(ctx);
     return { rec: r, who: 'server' };
   },
 

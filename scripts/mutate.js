@@ -12,7 +12,9 @@
 //
 // A search string that is not found (or found twice) is an error: the list
 // must follow the code. Environment: MUTATE_TIMEOUT (seconds per mocha run,
-// default 600), MUTATE_KEEP=1 keeps the temporary copy.
+// default 600), MUTATE_KEEP=1 keeps the temporary copy, MUTATE_SPEC="test/a.test.js
+// test/b.test.js" runs only those files (to check that a new test kills a
+// mutation, quicker than the whole suite).
 
 const fs = require('node:fs');
 const os = require('node:os');
@@ -208,6 +210,8 @@ async function main() {
   delete env.TLSWRAP_TEST_BUILTIN;
   delete env.TLSWRAP_ADDON;
   const mocha = path.join(root, 'node_modules', 'mocha', 'bin', 'mocha.js');
+  const spec = (process.env.MUTATE_SPEC || '').split(/\s+/).filter(Boolean);
+  const specArgs = spec.length ? ['--no-config', '--timeout', '30000', ...spec] : [];
   const results = [];
   try {
     for (const m of chosen) {
@@ -227,7 +231,7 @@ async function main() {
           const runEnv = { ...env };
           if (transport === 'js') runEnv.TLSWRAP_TRANSPORT = 'js';
           else delete runEnv.TLSWRAP_TRANSPORT;
-          const r = await run(process.execPath, [mocha, '--bail'], { cwd: dir, env: runEnv, limitSec });
+          const r = await run(process.execPath, [mocha, '--bail', ...specArgs], { cwd: dir, env: runEnv, limitSec });
           if (r.timedOut) result = { status: 'killed', by: `${transport}: timed out after ${limitSec}s` };
           else if (r.code !== 0) result = { status: 'killed', by: `${transport}: ${firstFailure(r.output)}` };
         }

@@ -6,7 +6,9 @@
 // FAIL against builtin node:tls (one event per record there).
 
 const assert = require('node:assert');
+const net = require('node:net');
 const tls = require('node:tls');
+const { Duplex } = require('node:stream');
 const { once } = require('node:events');
 const { setTimeout: sleep } = require('node:timers/promises');
 const { tlswrap, serverOptions, clientOptions, listen, closeServer, pattern } = require('./common');
@@ -92,4 +94,94 @@ describe('coalescing of buffered records', function () {
     assert.strictEqual(sizes.reduce((a, b) => a + b, 0), data.length);
     assert.ok(Buffer.concat(chunks).equals(data), 'bytes differ from what was sent (order or content)');
   });
+});
+
+// A Duplex over a TCP socket that, once hold() is called, keeps everything
+// it reads and hands it over in one chunk when the peer ends: the engine is
+// given far more ciphertext at once than a TCP read would ever give it.
+class HoldingDuplex extends Duplex {
+  constructor(raw) {
+    super();
+    this.raw = raw;
+    this.held = null;
+    this.largestPush = 0;
+    raw.on('data', (chunk) => {
+      if (this.held) this.held.push(chunk);
+      else this.push(chunk);
+    });
+    raw.on('end', () => {
+      if (this.held) {
+        const all = Buffer.concat(this.held);
+        this.held = null;
+        this.largestPush = all.length;
+        this.push(all);
+      }
+      this.push(null);
+    });
+    raw.on('error', (err) => this.destroy(err));
+  }
+
+  hold() {
+    this.held = [];
+  }
+
+  _read() {}
+
+  _write(chunk, encoding, cb) {
+    this.raw.write(chunk, cb);
+  }
+
+  _final(cb) {
+    this.raw.end();
+    cb();
+  }
+
+  _destroy(err, cb) {
+    this.raw.destroy();
+    cb(err);
+  }
+}
+
+// Holds for node:tls too (it gives one record per 'data' event).
+describe('coalescing: a generic transport that hands over a lot at once', function () {
+  let server;
+  const sockets = [];
+
+  afterEach(async function () {
+    for (const s of sockets.splice(0)) s.destroy();
+    if (server) await closeServer(server);
+    server = null;
+  });
+
+  it('1 MiB of records in one Duplex chunk (new TLSSocket(duplex)): data chunks stay <= 64 KiB, in order',
+    async function () {
+      const data = pattern(1024 * 1024);
+      const context = tlswrap.createSecureContext(serverOptions());
+      const result = new Promise((resolve, reject) => {
+        server = net.createServer((raw) => {
+          const duplex = new HoldingDuplex(raw);
+          const socket = new tlswrap.TLSSocket(duplex, { isServer: true, secureContext: context });
+          sockets.push(socket);
+          const chunks = [];
+          socket.on('error', reject);
+          socket.on('secure', () => {
+            // From here on, the client's records pile up in the Duplex.
+            duplex.hold();
+            socket.write('go');
+          });
+          socket.on('data', (chunk) => chunks.push(chunk));
+          socket.on('end', () => resolve({ chunks, duplex }));
+        });
+      });
+      const port = await listen(server);
+      const client = tls.connect(clientOptions(port));
+      sockets.push(client);
+      client.on('error', () => {});
+      client.once('data', () => client.end(data));
+      const { chunks, duplex } = await result;
+      assert.ok(duplex.largestPush > data.length, `the Duplex handed over only ${duplex.largestPush} bytes at once`);
+      const largest = Math.max(...chunks.map((c) => c.length));
+      assert.ok(largest <= CAP, `a data chunk of ${largest} bytes exceeds the 64 KiB cap`);
+      assert.ok(Buffer.concat(chunks).equals(data), 'bytes differ from what was sent (order or content)');
+    });
 });

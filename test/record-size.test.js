@@ -7,9 +7,13 @@
 // records). Corked small writes go out grouped, not one record each.
 
 const assert = require('node:assert');
+const net = require('node:net');
 const tls = require('node:tls');
+const { Duplex } = require('node:stream');
 const { once } = require('node:events');
-const { tlswrap, serverOptions, clientOptions, listen, startRecordProxy, RecordType, release } = require('./common');
+const {
+  tlswrap, serverOptions, clientOptions, listen, startRecordProxy, RecordType, release, pattern,
+} = require('./common');
 
 // The ciphers are pinned so that the per-record overhead is known exactly:
 // AES-GCM adds a 16-byte tag, TLS 1.2 also an 8-byte explicit nonce, and
@@ -140,3 +144,77 @@ for (const [version, { cipher, overhead }] of Object.entries(VERSIONS)) {
     }
   });
 }
+
+// A Duplex over a TCP socket that notes the size of every ciphertext chunk
+// the TLS layer writes to it.
+class RecordingDuplex extends Duplex {
+  constructor(raw) {
+    super();
+    this.raw = raw;
+    this.writes = [];
+    raw.on('data', (chunk) => this.push(chunk));
+    raw.on('end', () => this.push(null));
+    raw.on('error', (err) => this.destroy(err));
+  }
+
+  _read() {}
+
+  _write(chunk, encoding, cb) {
+    this.writes.push(chunk.length);
+    this.raw.write(chunk, cb);
+  }
+
+  _final(cb) {
+    this.raw.end();
+    cb();
+  }
+
+  _destroy(err, cb) {
+    this.raw.destroy();
+    cb(err);
+  }
+}
+
+// The write path's bound (DESIGN: a large write is encrypted in slices as the
+// transport drains). A tlswrap-only promise: node:tls hands the Duplex the
+// whole write's ciphertext at once (4 MiB here), so this fails on builtin.
+describe('a multi-MiB write on a generic transport', function () {
+  let server;
+  const sockets = [];
+
+  afterEach(async function () {
+    await release(sockets, null, server);
+    server = null;
+  });
+
+  it('reaches the Duplex in bounded ciphertext chunks (each <= 256 KiB + record overhead), intact', async function () {
+    const data = pattern(4 * 1024 * 1024, 3);
+    server = tls.createServer(serverOptions());
+    const received = new Promise((resolve, reject) => {
+      server.on('secureConnection', (peer) => {
+        sockets.push(peer);
+        const chunks = [];
+        peer.on('error', reject);
+        peer.on('data', (chunk) => chunks.push(chunk));
+        peer.on('end', () => resolve(Buffer.concat(chunks)));
+      });
+    });
+    const port = await listen(server);
+    const raw = net.connect(port, '127.0.0.1');
+    await once(raw, 'connect');
+    const duplex = new RecordingDuplex(raw);
+    const client = tlswrap.connect(clientOptions(port, { socket: duplex }));
+    sockets.push(client);
+    await once(client, 'secureConnect');
+    const before = duplex.writes.length;
+    client.end(data);
+    assert.ok((await received).equals(data), 'the server got other bytes than were written');
+    const sizes = duplex.writes.slice(before);
+    const total = sizes.reduce((a, b) => a + b, 0);
+    assert.ok(total > data.length, `only ${total} bytes of ciphertext were written to the Duplex`);
+    // 256 KiB is 16 full records; each adds at most 5 + 16 + 8 bytes.
+    const bound = 256 * 1024 + 16 * 29;
+    const largest = Math.max(...sizes);
+    assert.ok(largest <= bound, `a ciphertext chunk of ${largest} bytes went to the Duplex at once (bound ${bound})`);
+  });
+});

@@ -8,7 +8,7 @@ const assert = require('node:assert');
 const tls = require('node:tls');
 const { once } = require('node:events');
 const { setTimeout: sleep } = require('node:timers/promises');
-const { tlswrap, serverOptions, clientOptions, listen, closeServer, pattern } = require('./common');
+const { builtin, tlswrap, serverOptions, clientOptions, listen, closeServer, pattern } = require('./common');
 
 const SIZE = 1024 * 1024;
 
@@ -155,4 +155,101 @@ describe('onread option', function () {
     assert.strictEqual(offset, SIZE);
     assert.ok(received.equals(DATA), 'bytes differ from what was sent');
   });
+
+  // Collects what an onread callback is given, as (nread, copy of the bytes).
+  function onreadInto(buffer, calls) {
+    return {
+      buffer,
+      callback(nread, buf) {
+        calls.push(Buffer.from(buf.subarray(0, nread)));
+      },
+    };
+  }
+
+  it('records smaller than the buffer (1 KiB records, 64 KiB buffer): exact bytes, in order', async function () {
+    const data = pattern(256 * 1024, 5);
+    server = tls.createServer(serverOptions(), (socket) => {
+      socket.on('error', () => {});
+      socket.setMaxSendFragment(1024);
+      socket.end(data);
+    });
+    const port = await listen(server);
+    const calls = [];
+    const buffer = Buffer.alloc(64 * 1024);
+    // The server sends the 256 records in one write: loopback reads take
+    // many of them at once.
+    client = tlswrap.connect(clientOptions(port, { onread: onreadInto(buffer, calls) }));
+    await once(client, 'end');
+    const got = Buffer.concat(calls);
+    assert.strictEqual(got.length, data.length);
+    assert.ok(got.equals(data), 'bytes differ from what was sent (order or content)');
+    assert.ok(calls.every((c) => c.length > 0 && c.length <= buffer.length), 'a callback with nread out of range');
+    // tlswrap only (node:tls calls back once per record): buffered records
+    // are decrypted together into the user's buffer.
+    if (!builtin) {
+      const largest = Math.max(...calls.map((c) => c.length));
+      assert.ok(largest > 4 * 1024, `records were not coalesced into the buffer (largest callback ${largest} bytes)`);
+    }
+  });
+
+  it('a TLS 1.3 ticket between two writes of one burst: each callback sees its bytes at the buffer start', async function () {
+    // serverSocket._handle.newSessionTicket() is tlswrap's test hook; node:tls
+    // has no way to send a ticket on demand.
+    if (builtin) this.skip();
+    const A = pattern(20000, 1);
+    const B = pattern(20000, 2);
+    const TLS13 = { minVersion: 'TLSv1.3', maxVersion: 'TLSv1.3' };
+    server = tlswrap.createServer(serverOptions(TLS13), (socket) => {
+      socket.on('error', () => {});
+      // The automatic tickets follow the first data; 'go' comes after them.
+      socket.write('x');
+      socket.once('data', () => {
+        socket.write(A);
+        socket._handle.newSessionTicket();
+        socket.end(B);
+      });
+    });
+    const port = await listen(server);
+    const calls = [];
+    const events = [];
+    const buffer = Buffer.alloc(64 * 1024);
+    client = tlswrap.connect(clientOptions(port, {
+      ...TLS13,
+      onread: {
+        buffer,
+        callback(nread, buf) {
+          calls.push(Buffer.from(buf.subarray(0, nread)));
+          events.push('data');
+        },
+      },
+    }));
+    client.on('session', () => events.push('session'));
+    await once(client, 'secureConnect');
+    await until(() => calls.length > 0);
+    assert.strictEqual(Buffer.concat(calls).toString('latin1'), 'x');
+    calls.length = 0;
+    events.length = 0;
+    // Not reading while A, the ticket and B arrive: one read takes them all.
+    client.pause();
+    client.write('go');
+    await sleep(150);
+    client.resume();
+    await once(client, 'end');
+    const got = Buffer.concat(calls);
+    const expected = Buffer.concat([A, B]);
+    assert.strictEqual(got.length, expected.length);
+    assert.ok(got.equals(expected), 'bytes differ from what was written (order or content)');
+    // The session event splits the burst: A's bytes before it, B's after.
+    const at = events.indexOf('session');
+    assert.notStrictEqual(at, -1, 'no session event for the ticket');
+    const before = Buffer.concat(calls.slice(0, at));
+    assert.ok(before.equals(A), `${before.length} bytes before the session event, not A's ${A.length}`);
+  });
 });
+
+function until(get) {
+  return new Promise((resolve) => {
+    const check = () => (get() ? resolve() : setTimeout(check, 2));
+    check();
+  });
+}

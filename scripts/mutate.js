@@ -181,8 +181,21 @@ function makeCopy() {
   return dir;
 }
 
+// The headers the repository's own build used (npm passes its nodedir to
+// scripts; run directly, take it from build/config.gypi).
+function nodedirArgs() {
+  if (process.env.npm_config_nodedir) return [];
+  try {
+    const gypi = fs.readFileSync(path.join(root, 'build', 'config.gypi'), 'utf8');
+    const m = /"nodedir": "([^"]+)"/.exec(gypi);
+    return m ? [`--nodedir=${m[1]}`] : [];
+  } catch {
+    return [];
+  }
+}
+
 async function build(dir, full) {
-  const args = [nodeGyp(), full ? 'rebuild' : 'build', '-j', '2'];
+  const args = [nodeGyp(), full ? 'rebuild' : 'build', '-j', '2', ...(full ? nodedirArgs() : [])];
   return run(process.execPath, args, { cwd: dir, env: process.env, limitSec: 900 });
 }
 

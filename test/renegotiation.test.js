@@ -48,10 +48,20 @@ describe('renegotiation (TLS 1.2)', function () {
   // seen after the first application-data record: proof on the wire that a
   // second handshake really took place.
   async function viaProxy(port) {
-    wire = { appData: false, lateHandshakes: 0 };
+    // Also, per direction, how many application-data bytes went before its
+    // first handshake record after the first data: the renegotiation must
+    // queue behind what was written before renegotiate() was called.
+    wire = { appData: false, lateHandshakes: 0, appBytes: {}, appBytesBeforeHandshake: {} };
     proxy = await startRecordProxy(port, (direction, record) => {
-      if (record[0] === RecordType.applicationData) wire.appData = true;
-      else if (record[0] === RecordType.handshake && wire.appData) wire.lateHandshakes++;
+      if (record[0] === RecordType.applicationData) {
+        wire.appData = true;
+        wire.appBytes[direction] = (wire.appBytes[direction] || 0) + record.length - 5;
+      } else if (record[0] === RecordType.handshake && wire.appData) {
+        wire.lateHandshakes++;
+        if (!(direction in wire.appBytesBeforeHandshake)) {
+          wire.appBytesBeforeHandshake[direction] = wire.appBytes[direction] || 0;
+        }
+      }
     });
     return proxy.port;
   }
@@ -94,6 +104,15 @@ describe('renegotiation (TLS 1.2)', function () {
 
   const expected = `${big('a')}|before||during|${big('b')}|after|${big('c')}`;
 
+  // On the wire, the initiator's handshake record came after the ciphertext
+  // of everything it wrote before renegotiate().
+  function assertQueuedBehindWrites(direction) {
+    const before = wire.appBytesBeforeHandshake[direction];
+    const written = big('a').length + '|before|'.length;
+    assert.ok(before >= written, `the renegotiation's first record went out after ${before} bytes of ` +
+      `application data, before the ${written} bytes written ahead of renegotiate()`);
+  }
+
   for (const side of ['server', 'client']) {
     const serverImpl = side === 'server' ? tlswrap : tls;
     const clientImpl = side === 'client' ? tlswrap : tls;
@@ -109,6 +128,7 @@ describe('renegotiation (TLS 1.2)', function () {
       assertSameText(await received, expected, 'received');
       assert.deepStrictEqual(calls, [null]);
       assert.ok(wire.lateHandshakes > 0, 'no handshake records after the first data: no renegotiation');
+      assertQueuedBehindWrites('toClient');
     });
 
     it(`client-initiated, tlswrap ${side}: data in order, callback once`, async function () {
@@ -126,6 +146,7 @@ describe('renegotiation (TLS 1.2)', function () {
       assertSameText(await received, expected, 'received');
       assert.deepStrictEqual(calls, [null]);
       assert.ok(wire.lateHandshakes > 0, 'no handshake records after the first data: no renegotiation');
+      assertQueuedBehindWrites('toServer');
     });
 
     it(`renegotiation in TLS 1.3 is refused through the callback, tlswrap ${side}`, async function () {

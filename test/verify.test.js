@@ -5,6 +5,7 @@
 // certificates, and the default trust store (NODE_EXTRA_CA_CERTS).
 
 const assert = require('node:assert');
+const net = require('node:net');
 const path = require('node:path');
 const tls = require('node:tls');
 const { X509Certificate } = require('node:crypto');
@@ -193,6 +194,37 @@ describe('verify: hostname', function () {
       assert.deepStrictEqual(calls, ['127.0.0.1']);
       assert.strictEqual(seen.authorized, true);
     });
+  });
+
+  // connect({ socket }) with neither servername nor host: node:tls checks the
+  // name the socket was opened to (its _host). The lookup pins the address,
+  // so 'other.example' reaches the loopback server too.
+  describe('connect({ socket }) without servername: the name the socket was opened to', function () {
+    const lookup = (host, opts, cb) => (opts && opts.all ?
+      cb(null, [{ address: '127.0.0.1', family: 4 }]) : cb(null, '127.0.0.1', 4));
+
+    async function outcome(impl, name, certOptions) {
+      return withServer(certOptions, async (server, port) => {
+        server.on('tlsClientError', () => {});
+        const socket = net.connect({ host: name, port, lookup });
+        const seen = await follow(impl.connect({ socket, ca: fixtures.ca }));
+        return { events: seen.events, code: seen.error && seen.error.code, host: seen.error && seen.error.host };
+      });
+    }
+
+    const otherCert = { key: fixtures.otherKey, cert: fixtures.otherCert };
+    const cases = [
+      ['localhost', otherCert, { events: ['error'], code: 'ERR_TLS_CERT_ALTNAME_INVALID', host: 'localhost' }],
+      ['other.example', otherCert, { events: ['secureConnect'], code: null, host: null }],
+      ['other.example', serverOptions(), { events: ['error'], code: 'ERR_TLS_CERT_ALTNAME_INVALID', host: 'other.example' }],
+    ];
+    for (const [name, certOptions, expected] of cases) {
+      it(`socket opened to '${name}', certificate for ${certOptions === otherCert ? 'other.example' : 'localhost'}: ` +
+         `${expected.code || 'authorized'}, as node:tls`, async function () {
+        assert.deepStrictEqual(await outcome(tlswrap, name, certOptions), expected);
+        assert.deepStrictEqual(await outcome(tls, name, certOptions), expected);
+      });
+    }
   });
 
   it('custom checkServerIdentity gets (hostname, cert); its Error is the one emitted', async function () {

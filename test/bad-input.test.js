@@ -135,6 +135,29 @@ describe('client talking to a server that is not TLS', function () {
     });
   }
 
+  // OpenSSL's error queue is per thread and shared with node:crypto, some of
+  // whose calls report the oldest entry: one left behind by tlswrap would be
+  // reported as theirs.
+  it("after the failure, node:crypto reports its own error code (OpenSSL's error queue left clean)", async function () {
+    const cryptoCode = () => {
+      try {
+        crypto.createPrivateKey('not a key');
+      } catch (err) {
+        return err.code;
+      }
+      return 'no throw';
+    };
+    const clean = cryptoCode();
+    assert.match(clean, /^ERR_OSSL_/);
+    reply = noise;
+    const client = tlswrap.connect(clientOptions(port));
+    const seen = [];
+    client.on('error', (err) => seen.push(err.code, cryptoCode()));
+    await new Promise((resolve) => client.once('close', resolve));
+    seen.push(cryptoCode());
+    assert.deepStrictEqual(seen, ['ERR_SSL_WRONG_VERSION_NUMBER', clean, clean]);
+  });
+
   it('peer closes without a word -> ECONNRESET "disconnected before secure TLS connection"', async function () {
     reply = '';
     const client = tlswrap.connect(clientOptions(port));

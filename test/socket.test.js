@@ -95,6 +95,60 @@ describe('socket: a connected pair', function () {
     }
   });
 
+  // JS cannot read a socket option back, so a Python child copies the
+  // connection's fd out of this process (pidfd_getfd, Linux >= 5.6) and reads
+  // them there. The fd is found through /proc: the inode of the connection's
+  // line in /proc/net/tcp, then the fd of this process that links to it.
+  it('setNoDelay/setKeepAlive really set TCP_NODELAY, SO_KEEPALIVE, TCP_KEEPIDLE (Linux, read back)', async function () {
+    if (process.platform !== 'linux') this.skip();
+    const { execFile } = require('node:child_process');
+    const fs = require('node:fs');
+    const hexPort = (n) => n.toString(16).toUpperCase().padStart(4, '0');
+    const fdOf = (s) => {
+      const local = `:${hexPort(s.localPort)}`;
+      const remote = `:${hexPort(s.remotePort)}`;
+      const line = fs.readFileSync('/proc/net/tcp', 'utf8').split('\n')
+        .map((l) => l.trim().split(/\s+/))
+        .find((f) => f[1] && f[1].endsWith(local) && f[2].endsWith(remote));
+      assert.ok(line, `no /proc/net/tcp line for local port ${s.localPort}`);
+      const target = `socket:[${line[9]}]`;
+      const fd = fs.readdirSync('/proc/self/fd').find((n) => {
+        try {
+          return fs.readlinkSync(`/proc/self/fd/${n}`) === target;
+        } catch {
+          return false;
+        }
+      });
+      assert.ok(fd !== undefined, `no fd of this process is ${target}`);
+      return fd;
+    };
+    const read = (fd) => new Promise((resolve, reject) => {
+      execFile('python3', [path.join(__dirname, 'child', 'sockopts.py'), String(process.pid), fd],
+        { timeout: 10000 }, (err, stdout) => {
+          const out = stdout ? JSON.parse(stdout.trim() || 'null') : null;
+          if (out && out.unsupported) resolve(out);
+          else if (err) reject(err);
+          else resolve(out);
+        });
+    });
+    const { client, sock } = p;
+    for (const s of [client, sock]) {
+      const fd = fdOf(s);
+      s.setNoDelay(true);
+      s.setKeepAlive(true, 7000);
+      const on = await read(fd);
+      if (on.unsupported) this.skip(); // no python3, or pidfd_getfd refused (not allowed to ptrace)
+      assert.strictEqual(on.nodelay, 1, 'TCP_NODELAY after setNoDelay(true)');
+      assert.strictEqual(on.keepalive, 1, 'SO_KEEPALIVE after setKeepAlive(true, 7000)');
+      assert.strictEqual(on.keepidle, 7, 'TCP_KEEPIDLE after setKeepAlive(true, 7000)');
+      s.setNoDelay(false);
+      s.setKeepAlive(false);
+      const off = await read(fd);
+      assert.strictEqual(off.nodelay, 0, 'TCP_NODELAY after setNoDelay(false)');
+      assert.strictEqual(off.keepalive, 0, 'SO_KEEPALIVE after setKeepAlive(false)');
+    }
+  });
+
   it("setTimeout(ms, cb) fires 'timeout' once idle, does not destroy, setTimeout(0) disarms", async function () {
     const { client } = p;
     let viaCallback = 0;

@@ -424,6 +424,11 @@ describe('verify: default trust store', function () {
     const result = await runChild({ NODE_EXTRA_CA_CERTS: path.join(__dirname, 'fixtures', 'ca-cert.pem') });
     assert.deepStrictEqual(result, { authorized: true, error: null });
   });
+
+  it('NODE_TLS_REJECT_UNAUTHORIZED=0: the untrusted server is let through, unauthorized', async function () {
+    const result = await runChild({ NODE_TLS_REJECT_UNAUTHORIZED: '0' });
+    assert.deepStrictEqual(result, { authorized: false, error: null });
+  });
 });
 
 // tls.getCACertificates() / setDefaultCACertificates(), on the Nodes that have

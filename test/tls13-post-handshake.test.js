@@ -200,6 +200,44 @@ describe('TLS 1.3 NewSessionTicket and sessions', function () {
     assertSameText(later.slice(at + 1).join(''), B, 'data after the session event (should be what was written after the ticket)');
   });
 
+  // A TLS 1.3 ticket is not a handshake in node:tls's sense: no second
+  // 'secure'/'secureConnect', and disableRenegotiation() does not fire.
+  it("tickets after the handshake: one 'secure' and 'secureConnect' per side, no renegotiation error", async function () {
+    server = tlswrap.createServer(serverOptions(TLS13));
+    const serverSeen = [];
+    server.on('secureConnection', (socket) => {
+      sockets.push(socket);
+      socket.on('secure', () => serverSeen.push('secure'));
+      socket.on('error', (err) => serverSeen.push(err.code));
+      socket.write('x');
+      socket.once('data', () => {
+        // tlswrap's test hook: one more ticket, on demand.
+        if (!builtin) socket._handle.newSessionTicket();
+        socket.end('bye');
+      });
+    });
+    const port = await listen(server);
+    const client = tlswrap.connect(clientOptions(port, TLS13));
+    sockets.push(client);
+    client.disableRenegotiation();
+    const seen = [];
+    for (const name of ['secure', 'secureConnect', 'session', 'end']) client.on(name, () => seen.push(name));
+    client.on('error', (err) => seen.push(err.code));
+    client.setEncoding('latin1');
+    let text = '';
+    client.on('data', (chunk) => {
+      if (text === '') client.write('go');
+      text += chunk;
+    });
+    await once(client, 'close');
+    assert.strictEqual(text, 'xbye');
+    const sessions = seen.filter((e) => e === 'session').length;
+    assert.ok(sessions >= 2, `${sessions} session events: the tickets did not arrive`);
+    // ('secureConnect' is emitted from connect()'s own 'secure' listener.)
+    assert.deepStrictEqual(seen.filter((e) => e !== 'session'), ['secureConnect', 'secure', 'end']);
+    assert.deepStrictEqual(serverSeen, []);
+  });
+
   for (const version of ['TLSv1.3', 'TLSv1.2']) {
     it(`a session from the 'session' event resumes a second connection (${version})`, async function () {
       const only = { minVersion: version, maxVersion: version };

@@ -50,9 +50,10 @@ const MUTATIONS = [
   ['reneg-not-queued', 'src/engine/engine.cc',
     '    renegotiate_wanted_ = true;\n', '    SSL_renegotiate(ssl());\n',
     'renegotiation starts at once, ahead of the writes queued before it'],
-  ['tls13-post-hs-is-handshake', 'src/engine/engine_callbacks.cc',
-    '  if (engine->established() && SSL_version(ssl) >= TLS1_3_VERSION) return;\n', '',
-    'TLS 1.3 tickets / KeyUpdate count as handshakes (handshake events)'],
+  ['shutdown-before-writes', 'src/engine/engine.cc',
+    'if (shutdown_ == CloseState::kWanted && writes_.empty() && !retrying_',
+    'if (shutdown_ == CloseState::kWanted && !retrying_',
+    'end(): close_notify goes out ahead of writes still queued'],
   ['write-done-early', 'src/engine/engine.cc',
     'done_.front().ciphertext_end <= flushed_', 'true',
     'a write callback runs before its ciphertext reached the transport'],
@@ -66,9 +67,9 @@ const MUTATIONS = [
   ['self-ref-kept', 'src/binding/tls_wrap.cc',
     '    self_ref_ = false;\n    Unref();', '    self_ref_ = false;',
     'the strong self-reference is never dropped (leak)'],
-  ['alpn-destroy-ignored', 'src/binding/tls_wrap.cc',
-    'if (destroyed_ || !answer.IsNumber()) return -1;', 'if (!answer.IsNumber()) return -1;',
-    'destroy() from ALPNCallback: the handshake goes on with its answer'],
+  ['release-under-openssl', 'src/binding/tls_wrap.cc',
+    '  if (depth_ == 0) Release();\n}', '  Release();\n}',
+    'destroy() from a callback under OpenSSL (ALPNCallback) frees at once, not on the way out'],
   ['step-keeps-alert', 'src/engine/engine.cc',
     '    enc_out_.Clear();\n    out->data = nullptr;', '    out->data = nullptr;',
     'ciphertext OpenSSL wrote after destroy() under its stack still leaves'],
@@ -226,6 +227,7 @@ async function main() {
   const spec = (process.env.MUTATE_SPEC || '').split(/\s+/).filter(Boolean);
   const specArgs = spec.length ? ['--no-config', '--timeout', '30000', ...spec] : [];
   const results = [];
+  let stale = false;
   try {
     for (const m of chosen) {
       const [name, file] = m;
@@ -235,10 +237,12 @@ async function main() {
       let result;
       try {
         fs.writeFileSync(target, checkedReplace(original, m));
-        if (!file.startsWith('lib/')) {
+        // A C++ file restored after the previous mutation is rebuilt too.
+        if (!file.startsWith('lib/') || stale) {
           const b = await build(dir, false);
           if (b.code !== 0) result = { status: 'killed', by: 'build failed' };
         }
+        stale = !file.startsWith('lib/');
         for (const transport of ['native', 'js']) {
           if (result) break;
           const runEnv = { ...env };

@@ -131,6 +131,24 @@ describe('renegotiation (TLS 1.2)', function () {
       assertQueuedBehindWrites('toClient');
     });
 
+    // From a 'data' handler the writes wait in tlswrap's engine until the
+    // handler returns: the renegotiation must still go out behind them.
+    it(`server-initiated from a 'data' handler, tlswrap ${side}: on the wire behind the earlier writes`,
+      async function () {
+        const { port, secured } = await start(serverImpl);
+        const client = connect(clientImpl, await viaProxy(port));
+        const received = readAll(client);
+        client.on('end', () => client.end());
+        const peer = await secured;
+        const calls = await new Promise((resolve) => {
+          peer.once('data', () => resolve(renegotiateAndSend(peer)));
+          client.write('go');
+        });
+        assertSameText(await received, expected, 'received');
+        assert.deepStrictEqual(calls, [null]);
+        assertQueuedBehindWrites('toClient');
+      });
+
     it(`client-initiated, tlswrap ${side}: data in order, callback once`, async function () {
       const { port, secured } = await start(serverImpl);
       // node:tls clients of Node 24 call back from renegotiate() without

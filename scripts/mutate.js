@@ -154,20 +154,21 @@ function run(cmd, args, { cwd, env, limitSec }) {
       timedOut = true;
       try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
     }, limitSec * 1000);
-    child.on('close', (code) => {
+    child.on('close', (code, signal) => {
       clearTimeout(timer);
       // Whatever the run left behind (a hung child process) goes too.
       try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
-      resolve({ code, timedOut, output });
+      resolve({ code, signal, timedOut, output });
     });
   });
 }
 
-function firstFailure(output) {
-  const m = /^\s+1\) (.*)$/m.exec(output.split(/\d+ failing/)[1] || '');
-  if (m) return m[1].trim().slice(0, 70);
+function firstFailure({ output, code, signal }) {
+  const m = /^\s+1\) (.*)\n\s*(.*)$/m.exec(output.split(/\d+ failing/)[1] || '');
+  if (m) return `${m[1].trim()} / ${m[2].trim()}`.slice(0, 110);
+  // No failure report: mocha itself died (a crash under a test).
   const lines = output.trim().split('\n');
-  return (lines[lines.length - 1] || '').slice(0, 70);
+  return `mocha ${signal || `exit ${code}`} after: ${(lines[lines.length - 1] || '').trim()}`.slice(0, 110);
 }
 
 function makeCopy() {
@@ -250,7 +251,7 @@ async function main() {
           else delete runEnv.TLSWRAP_TRANSPORT;
           const r = await run(process.execPath, [mocha, '--bail', ...specArgs], { cwd: dir, env: runEnv, limitSec });
           if (r.timedOut) result = { status: 'killed', by: `${transport}: timed out after ${limitSec}s` };
-          else if (r.code !== 0) result = { status: 'killed', by: `${transport}: ${firstFailure(r.output)}` };
+          else if (r.code !== 0) result = { status: 'killed', by: `${transport}: ${firstFailure(r)}` };
         }
         if (!result) result = { status: 'SURVIVED', by: '' };
       } finally {

@@ -109,6 +109,7 @@ class TLSSocket extends net.Socket {
     this._startWanted = false; // _start() came while _handover
     this._hadError = false;
     this._enginePaused = false;
+    this._pauseAfterHandshake = false; // pause() with onread before the handshake is done
     this._finalCallback = null;
     this._writeCallback = null;
     this._flushedCallback = null;
@@ -284,11 +285,16 @@ class TLSSocket extends net.Socket {
   }
 
   pause() {
-    if (this._onreadCallback !== null) this._pauseEngine();
+    if (this._onreadCallback !== null) {
+      // The handshake still runs, as with node:tls: only plaintext waits.
+      if (this._secureEstablished) this._pauseEngine();
+      else this._pauseAfterHandshake = true;
+    }
     return super.pause();
   }
 
   resume() {
+    this._pauseAfterHandshake = false;
     if (this._onreadCallback !== null) process.nextTick(resumeEngineNT, this);
     return super.resume();
   }
@@ -375,6 +381,10 @@ class TLSSocket extends net.Socket {
     if (this._handshakeTimer !== null) {
       clearTimeout(this._handshakeTimer);
       this._handshakeTimer = null;
+    }
+    if (this._pauseAfterHandshake) {
+      this._pauseAfterHandshake = false;
+      this._pauseEngine();
     }
     this.emit('secure');
   }

@@ -63,6 +63,21 @@ describe('onread option', function () {
     assert.strictEqual(dataEvents, 0);
   });
 
+  it('pause() before the handshake is done: the handshake completes, the data waits for resume()', async function () {
+    const port = await startServer();
+    const received = [];
+    client = tlswrap.connect(clientOptions(port, {
+      onread: { buffer: Buffer.alloc(16 * 1024), callback: (nread, buf) => { received.push(Buffer.from(buf.subarray(0, nread))); } },
+    }));
+    client.pause();
+    const secure = once(client, 'secureConnect');
+    const timeout = new Promise((resolve) => setTimeout(resolve, 5000, 'timeout')).then((v) => { throw new Error(v); });
+    await Promise.race([secure, timeout]);
+    client.resume();
+    await once(client, 'end');
+    assert.ok(Buffer.concat(received).equals(DATA), 'bytes differ from what was sent');
+  });
+
   it('takes each buffer from a buffer() function', async function () {
     const port = await startServer();
     const given = new Set();

@@ -420,6 +420,12 @@ bool Engine::ClearIn(Batch* out) {
       writes_.pop_front();
       continue;
     }
+    if (!retrying_ && w.source->size(w.piece) == 0) {
+      // Nothing to encrypt: SSL_write() of 0 bytes returns 0, which reads
+      // as a failure with no error code (found by fuzz/pair_mutator).
+      w.piece++;
+      continue;
+    }
     const char* data = retry_.data();
     size_t len = retry_.size();
     if (!retrying_) {

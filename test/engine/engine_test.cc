@@ -493,5 +493,30 @@ TEST(renegotiation_refused_on_tls13) {
   CHECK(err != 0);
 }
 
+// ---- Found by fuzzing (fuzz/) ----
+
+// An empty write (socket.write('')) is a write like any other: it completes
+// and the connection goes on.
+void EmptyWrite(int version) {
+  Pair p(version);
+  p.Handshake();
+  p.client.Write("", 1);
+  p.client.engine->Write(
+      std::make_unique<tlswrap::OwnedWriteSource>(std::vector<std::string>{"", "", ""}), 2);
+  p.client.Write("after", 3);
+  p.Pump();
+  CHECK(p.client.Find(EventType::kError) == nullptr);
+  CHECK(p.server.Find(EventType::kError) == nullptr);
+  CHECK(p.server.received == "after");
+  CHECK_EQ(p.client.Count(EventType::kWriteDone), 3u);
+}
+
+TEST(empty_write_tls12) {
+  EmptyWrite(kTls12);
+}
+TEST(empty_write_tls13) {
+  EmptyWrite(kTls13);
+}
+
 }  // namespace
 }  // namespace enginetest

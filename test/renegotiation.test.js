@@ -167,6 +167,26 @@ describe('renegotiation (TLS 1.2)', function () {
       assertQueuedBehindWrites('toServer');
     });
 
+    it(`renegotiate() twice in a row, tlswrap ${side}: both called back, data still flows`, async function () {
+      const { port, secured } = await start(serverImpl);
+      const client = connect(clientImpl, port);
+      await once(client, 'secureConnect');
+      const peer = await secured;
+      const [initiator, other] = side === 'server' ? [peer, client] : [client, peer];
+      other.on('end', () => other.end());
+      const received = readAll(other);
+      initiator.resume();
+      const called = (socket) => new Promise((resolve) => {
+        assert.strictEqual(socket.renegotiate({}, resolve), true);
+      });
+      // The second asks while the first is under way.
+      const both = Promise.all([called(initiator), called(initiator)]);
+      initiator.write(big('a'));
+      assert.deepStrictEqual(await both, [null, null]);
+      initiator.end('|after|');
+      assertSameText(await received, `${big('a')}|after|`, 'received');
+    });
+
     it(`renegotiation in TLS 1.3 is refused through the callback, tlswrap ${side}`, async function () {
       const tls13 = { minVersion: 'TLSv1.3', maxVersion: 'TLSv1.3' };
       server = serverImpl.createServer(serverOptions(tls13));

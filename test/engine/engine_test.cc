@@ -518,5 +518,30 @@ TEST(empty_write_tls13) {
   EmptyWrite(kTls13);
 }
 
+// A renegotiation asked for while one is still under way: the one under way
+// serves, and data keeps flowing (a second SSL_renegotiate() left the client
+// in init with no ClientHello sent, its writes stuck).
+TEST(renegotiate_while_renegotiating_tls12) {
+  Pair p(kTls12);
+  p.Handshake();
+  unsigned long err = 0;
+  CHECK(p.client.engine->Renegotiate(&err));
+  p.client.Write(std::string(10000, 'a'), 1);
+  p.client.Run();
+  p.server.Run();
+  // The ClientHello reaches the server; the client has no answer yet.
+  p.Transfer(p.client, p.server);
+  p.server.Run();
+  CHECK(SSL_renegotiate_pending(p.client.engine->ssl()));
+  CHECK(p.client.engine->Renegotiate(&err));
+  p.client.Write(std::string(10000, 'b'), 2);
+  p.Pump();
+  CHECK(p.server.received == std::string(10000, 'a') + std::string(10000, 'b'));
+  CHECK_EQ(p.client.Count(EventType::kWriteDone), 2u);
+  CHECK(!SSL_in_init(p.client.engine->ssl()));
+  CHECK(p.client.Find(EventType::kError) == nullptr);
+  CHECK(p.server.Find(EventType::kError) == nullptr);
+}
+
 }  // namespace
 }  // namespace enginetest

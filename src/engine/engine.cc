@@ -127,6 +127,11 @@ bool Engine::WantsInput() const {
 bool Engine::Renegotiate(unsigned long* err) {
   *err = 0;
   if (dead()) return false;
+  if (phase_ == Phase::kHandshake) {
+    // The first handshake is under way and serves, as below: a client's
+    // SSL_renegotiate() now would leave it in init, its writes stuck.
+    return true;
+  }
   if (!established() || SSL_version(ssl()) >= TLS1_3_VERSION) {
     // Refused (TLS 1.3 has no renegotiation): OpenSSL's own error, now.
     ErrorQueueGuard guard;

@@ -543,5 +543,32 @@ TEST(renegotiate_while_renegotiating_tls12) {
   CHECK(p.server.Find(EventType::kError) == nullptr);
 }
 
+// The same while the first handshake is under way: it serves.
+void RenegotiateMidFirstHandshake(bool server) {
+  Pair p(kTls12);
+  p.client.engine->Start();
+  p.server.engine->Start();
+  p.client.Run();
+  p.Transfer(p.client, p.server);
+  p.server.Run();
+  unsigned long err = 0;
+  CHECK((server ? p.server : p.client).engine->Renegotiate(&err));
+  p.client.Write("hello", 1);
+  p.server.Write("world", 2);
+  p.Pump();
+  CHECK(p.server.received == "hello");
+  CHECK(p.client.received == "world");
+  CHECK(!SSL_in_init(p.client.engine->ssl()));
+  CHECK(p.client.Find(EventType::kError) == nullptr);
+  CHECK(p.server.Find(EventType::kError) == nullptr);
+}
+
+TEST(renegotiate_mid_first_handshake_client_tls12) {
+  RenegotiateMidFirstHandshake(false);
+}
+TEST(renegotiate_mid_first_handshake_server_tls12) {
+  RenegotiateMidFirstHandshake(true);
+}
+
 }  // namespace
 }  // namespace enginetest

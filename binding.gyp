@@ -11,6 +11,7 @@
         "src/binding/tls_wrap_info.cc",
         "src/binding/tls_wrap_transport.cc",
         "src/engine/cipher_buffer.cc",
+        "src/engine/context_config.cc",
         "src/engine/engine.cc",
         "src/engine/engine_callbacks.cc",
         "src/transport_js.cc",

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "addon.h"
+#include "engine/context_config.h"
 #include "engine/engine.h"
 #include "errors.h"
 
@@ -27,17 +28,6 @@ BioPtr MemBio(const Napi::Value& value) {
   BIO* bio = BIO_new(BIO_s_mem());
   if (bio != nullptr) BIO_write(bio, data.data(), static_cast<int>(data.size()));
   return BioPtr(bio);
-}
-
-int PassphraseCallback(char* buf, int size, int /*rwflag*/, void* u) {
-  const std::string* pass = static_cast<const std::string*>(u);
-  // No passphrase tries the empty one, so a missing passphrase reads as
-  // "bad decrypt", as in node:tls.
-  if (pass == nullptr) return 0;
-  size_t n = pass->size();
-  if (n > static_cast<size_t>(size)) return -1;
-  std::memcpy(buf, pass->data(), n);
-  return static_cast<int>(n);
 }
 
 std::string OptionalString(const Napi::Value& value) {
@@ -221,8 +211,9 @@ void SecureContext::SetKey(const Napi::CallbackInfo& info) {
   BioPtr bio = MemBio(info[0]);
   bool has_pass = info.Length() > 1 && !info[1].IsUndefined() && !info[1].IsNull();
   std::string pass = has_pass ? OptionalString(info[1]) : std::string();
-  EvpPkeyPtr key(
-      PEM_read_bio_PrivateKey(bio.get(), nullptr, PassphraseCallback, has_pass ? &pass : nullptr));
+  // No passphrase tries the empty one, so a missing passphrase reads as
+  // "bad decrypt", as in node:tls.
+  EvpPkeyPtr key = config::ReadPrivateKey(bio.get(), has_pass ? &pass : nullptr);
   if (!key) ThrowCryptoError(env, "Failed to read private key");
   if (SSL_CTX_use_PrivateKey(Live(), key.get()) != 1) {
     ThrowCryptoError(env, "Failed to use private key");
@@ -247,14 +238,9 @@ void SecureContext::SetCert(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   ErrorQueueGuard guard;
   BioPtr bio = MemBio(info[0]);
-  X509Ptr cert(PEM_read_bio_X509_AUX(bio.get(), nullptr, nullptr, nullptr));
+  X509StackPtr chain;
+  X509Ptr cert = config::ReadCertificateChain(bio.get(), &chain);
   if (!cert) ThrowCryptoError(env, "Failed to read certificate");
-  X509StackPtr chain(sk_X509_new_null());
-  while (X509* extra = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
-    sk_X509_push(chain.get(), extra);
-  }
-  // Running out of PEM blocks is how the loop ends, not an error.
-  ERR_clear_error();
   UseCertificateChain(std::move(cert), chain.get());
 }
 
@@ -290,12 +276,7 @@ void SecureContext::AddCACert(const Napi::CallbackInfo& info) {
   X509_STORE* store = OwnStore();
   // Like node:tls, a CA entry that holds no PEM certificate adds nothing and
   // is not an error (so nothing is trusted if that was the only one).
-  while (X509* raw = PEM_read_bio_X509_AUX(bio.get(), nullptr, nullptr, nullptr)) {
-    X509Ptr cert(raw);
-    X509_STORE_add_cert(store, cert.get());
-    SSL_CTX_add_client_CA(ctx, cert.get());
-  }
-  ERR_clear_error();
+  config::AddCACerts(ctx, store, bio.get());
 }
 
 void SecureContext::AddCRL(const Napi::CallbackInfo& info) {
@@ -337,17 +318,12 @@ void SecureContext::LoadPKCS12(const Napi::CallbackInfo& info) {
   ErrorQueueGuard guard;
   BioPtr bio = MemBio(info[0]);
   std::string pass = OptionalString(info[1]);
-  Pkcs12Ptr p12(d2i_PKCS12_bio(bio.get(), nullptr));
-  if (!p12) ThrowReasonError(env, "Unable to load PFX certificate");
-  EVP_PKEY* key_raw = nullptr;
-  X509* cert_raw = nullptr;
-  STACK_OF(X509)* ca_raw = nullptr;
-  if (PKCS12_parse(p12.get(), pass.c_str(), &key_raw, &cert_raw, &ca_raw) != 1) {
+  EvpPkeyPtr key;
+  X509Ptr cert;
+  X509StackPtr ca;
+  if (!config::ReadPKCS12(bio.get(), pass, &key, &cert, &ca)) {
     ThrowReasonError(env, "Unable to load PFX certificate");
   }
-  EvpPkeyPtr key(key_raw);
-  X509Ptr cert(cert_raw);
-  X509StackPtr ca(ca_raw);
   if (!cert || !key) {
     ThrowCodedError(env, "ERR_CRYPTO_OPERATION_FAILED", "PFX holds no certificate and key");
   }

@@ -1,0 +1,31 @@
+// The parsing half of a SecureContext's setters: PEM keys, certificates,
+// CAs and CRLs, PKCS#12 bundles, with OpenSSL alone (no N-API), so the
+// binding and the context_input fuzzer (fuzz/) run the same code. Each
+// reads from a BIO and reports failure by its result, leaving OpenSSL's
+// error queue for the caller to turn into an exception.
+#ifndef TLSWRAP_ENGINE_CONTEXT_CONFIG_H_
+#define TLSWRAP_ENGINE_CONTEXT_CONFIG_H_
+
+#include <string>
+
+#include "openssl_ptr.h"
+
+namespace tlswrap {
+namespace config {
+
+// A PEM private key, decrypted with `pass` if given (none: the empty
+// passphrase is tried, so a missing one reads as "bad decrypt").
+EvpPkeyPtr ReadPrivateKey(BIO* bio, const std::string* pass);
+// The first PEM certificate (null if none) and the ones after it in `chain`.
+X509Ptr ReadCertificateChain(BIO* bio, X509StackPtr* chain);
+// Every PEM certificate in `bio` into `store` and the context's client CA
+// list; none is not an error. Returns how many.
+int AddCACerts(SSL_CTX* ctx, X509_STORE* store, BIO* bio);
+// A DER PKCS#12 bundle; false if it cannot be read or opened with `pass`.
+bool ReadPKCS12(BIO* bio, const std::string& pass, EvpPkeyPtr* key, X509Ptr* cert,
+                X509StackPtr* ca);
+
+}  // namespace config
+}  // namespace tlswrap
+
+#endif  // TLSWRAP_ENGINE_CONTEXT_CONFIG_H_

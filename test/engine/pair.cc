@@ -81,6 +81,7 @@ bool Endpoint::Run() {
   for (int i = 0; i < 1000000; i++) {
     Batch batch;
     bool more = engine->Step(&batch);
+    if (on_step) on_step();
     bool flushed = TakeCipher();
     Deliver(batch);
     if (!more && !flushed) return any;

@@ -62,6 +62,9 @@ class Endpoint : public Engine::Delegate {
   size_t data_batches = 0;
   size_t clear_buffer_calls = 0;
   std::function<void()> on_clear_buffer;
+  // After each Step(), before its ciphertext is taken (the fuzzers check
+  // buffer bounds here).
+  std::function<void()> on_step;
   std::function<int(const unsigned char*, unsigned int)> on_select_alpn;
 
  private:

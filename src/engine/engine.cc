@@ -393,6 +393,13 @@ bool Engine::ClearOut(Batch* out) {
 
 void Engine::KickHandshake() {
   kick_handshake_ = false;
+  if (phase_ == Phase::kFailed) {
+    // Asked for before a fatal error came in: OpenSSL would only fail again,
+    // a second kError with no code (found by fuzz/pair_mutator).
+    ticket_wanted_ = false;
+    renegotiate_wanted_ = false;
+    return;
+  }
   int err = SSL_ERROR_NONE;
   unsigned long err_code = 0;
   {

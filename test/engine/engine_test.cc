@@ -570,5 +570,31 @@ TEST(renegotiate_mid_first_handshake_server_tls12) {
   RenegotiateMidFirstHandshake(true);
 }
 
+// A handshake asked for (renegotiation, ticket) but not yet started when a
+// fatal error comes in is dropped: the connection gets one error, with its
+// code (the handshake tried on the failed SSL added a second, code 0).
+void HandshakeAskedThenFatal(int version) {
+  Pair p(version);
+  p.Handshake();
+  unsigned long err = 0;
+  if (version == kTls12) {
+    CHECK(p.server.engine->Renegotiate(&err));
+  } else {
+    CHECK(p.server.engine->NewSessionTicket());
+  }
+  std::string junk = Pattern(1000, 77);
+  p.server.engine->enc_in().Append(junk.data(), junk.size());
+  p.server.Run();
+  CHECK_EQ(p.server.Count(EventType::kError), 1u);
+  CHECK(p.server.Find(EventType::kError)->value != 0);
+}
+
+TEST(renegotiate_asked_then_fatal_error_tls12) {
+  HandshakeAskedThenFatal(kTls12);
+}
+TEST(ticket_asked_then_fatal_error_tls13) {
+  HandshakeAskedThenFatal(kTls13);
+}
+
 }  // namespace
 }  // namespace enginetest

@@ -11,6 +11,7 @@
 //  - nothing leaves a destroyed engine: no event, no plaintext, no ciphertext;
 //  - every kError carries an OpenSSL code (or follows kWriteGone);
 //  - enc_in()/enc_out() stay below a generous bound.
+// FUZZ_TRACE=1 prints the operations, and the events when a check fails.
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 

@@ -32,6 +32,24 @@ bool CanFreeRecordBuffers() {
 // nothing, so no chunk memory is asked for before it has.
 constexpr size_t kWholeRecord = SSL3_RT_HEADER_LENGTH + SSL3_RT_MAX_ENCRYPTED_LENGTH;
 
+// The error to report for a failed SSL_get_error() result: the queued one,
+// or, where OpenSSL queued none, one that says what happened (our BIOs never
+// fail, so SSL_ERROR_SYSCALL means the peer's EOF cut the connection short),
+// so that every error has a code. 0 for the results that are no failure.
+unsigned long FailureCode(int err) {
+  if (err == SSL_ERROR_NONE || err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) return 0;
+  unsigned long code = ERR_peek_error();
+  if (code != 0) return code;
+  switch (err) {
+    case SSL_ERROR_SYSCALL:
+      return ERR_PACK(ERR_LIB_SSL, 0, SSL_R_UNEXPECTED_EOF_WHILE_READING);
+    case SSL_ERROR_ZERO_RETURN:
+      return ERR_PACK(ERR_LIB_SSL, 0, SSL_R_PROTOCOL_IS_SHUTDOWN);
+    default:
+      return ERR_PACK(ERR_LIB_SSL, 0, ERR_R_INTERNAL_ERROR);
+  }
+}
+
 // Mid-handshake and trickled plaintext is decrypted into a stack buffer this
 // big and copied out: a connection keeps no memory for it.
 constexpr size_t kScratchSize = 16 * 1024;
@@ -347,7 +365,7 @@ bool Engine::ClearOut(Batch* out) {
       int n = SSL_read(ssl(), dst + fill, ClampInt(cap - fill));
       if (n <= 0) {
         err = SSL_get_error(ssl(), n);
-        if (err == SSL_ERROR_SSL) err_code = ERR_peek_error();
+        err_code = FailureCode(err);
         break;
       }
       fill += static_cast<size_t>(n);
@@ -416,7 +434,7 @@ void Engine::KickHandshake() {
     if (ret == 1) ret = SSL_do_handshake(ssl());
     if (ret <= 0) {
       err = SSL_get_error(ssl(), ret);
-      if (err == SSL_ERROR_SSL) err_code = ERR_peek_error();
+      err_code = FailureCode(err);
     }
   }
   if (err == SSL_ERROR_SSL || err == SSL_ERROR_SYSCALL) Fail(err_code);
@@ -492,7 +510,7 @@ bool Engine::ClearIn(Batch* out) {
       ret = SSL_write(ssl(), data, ClampInt(len));
       if (ret <= 0) {
         err = SSL_get_error(ssl(), ret);
-        if (err == SSL_ERROR_SSL) err_code = ERR_peek_error();
+        err_code = FailureCode(err);
       }
     }
     if (dead()) return false;

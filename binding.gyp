@@ -24,6 +24,12 @@
       "defines": [
         "NAPI_VERSION=8",
         "NAPI_CPP_EXCEPTIONS",
+        # A worker being terminated can stop running JS between the moment a
+        # call fails and the moment the wrapper rethrows its error into JS:
+        # napi_throw then fails and node-addon-api would throw a C++
+        # exception out of the callback (std::terminate). Drop it instead;
+        # the environment is going away anyway.
+        "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS",
         "NODE_ADDON_API_DISABLE_DEPRECATED",
         "OPENSSL_API_COMPAT=30000"
       ],

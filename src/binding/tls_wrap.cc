@@ -308,6 +308,10 @@ bool TLSWrap::Flush(bool force) {
       ok = transport_->Write(Env(), &out);
     } catch (const Napi::Error& e) {
       Keep(e);
+      // The ciphertext was not even handed to JS (a worker being terminated
+      // fails every N-API call, Buffer::New included): trying again would
+      // spin in Cycle() for ever and terminate() would never return.
+      if (!out.empty()) MarkDestroyed();
     }
     if (!dead()) engine_->SetTransportBlocked(!ok);
   }

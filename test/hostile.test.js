@@ -438,6 +438,10 @@ describe('hostile peers', function () {
 
   describe('record length beyond the maximum', function () {
     const header = (type, length) => Buffer.from([type, 3, 3, length >> 8, length & 0xff]);
+    // OpenSSL's reason depends on its version (node:tls says the same):
+    // 3.0 PACKET_LENGTH_TOO_LONG for both; 3.5 DATA_LENGTH_TOO_LONG before
+    // the handshake, ENCRYPTED_LENGTH_TOO_LONG after it.
+    const tooLong = /^ERR_SSL_(PACKET|DATA|ENCRYPTED)_LENGTH_TOO_LONG$/;
 
     it('before the handshake: a record of 0x4801 bytes -> tlsClientError with a code', async function () {
       ctx = await startServer();
@@ -449,7 +453,7 @@ describe('hostile peers', function () {
       await goodRoundTrip(ctx.port);
       await sockClosed;
       assert.strictEqual(ctx.clientErrors.length, 1);
-      assert.strictEqual(ctx.clientErrors[0].code, 'ERR_SSL_PACKET_LENGTH_TOO_LONG');
+      assert.match(ctx.clientErrors[0].code, tooLong);
     });
 
     it('after the handshake: an application data record of 0x4801 bytes -> socket error with a code', async function () {
@@ -478,7 +482,7 @@ describe('hostile peers', function () {
       await good;
       assert.strictEqual(received, 0);
       assert.strictEqual(ctx.socketErrors.length, 1);
-      assert.strictEqual(ctx.socketErrors[0].code, 'ERR_SSL_PACKET_LENGTH_TOO_LONG');
+      assert.match(ctx.socketErrors[0].code, tooLong);
       attacker.destroy();
     });
   });

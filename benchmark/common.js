@@ -167,12 +167,23 @@ function round(x, digits) {
 }
 
 // A benchmark child must never hang compare.js, nor exit 0 without a result.
+// After a full GC (--expose-gc): heap garbage and freed blocks returned to
+// malloc are not counted. Heap garbage, freed blocks returned to malloc, then RSS.
+async function settledRss() {
+  for (let i = 0; i < 3; i++) {
+    global.gc();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return process.memoryUsage.rss();
+}
+
 function fail(err) {
   process.stderr.write(`${err && err.stack ? err.stack : err}\n`);
   process.exit(1);
 }
 
 module.exports = {
+  settledRss,
   MiB,
   parseArgs,
   normalizeTlsVersion,

@@ -31,15 +31,6 @@ const { server: serverOpts, client: clientOpts } = common.tlsOptions(opts.tlsVer
 const message = Buffer.alloc(opts.message, 'm');
 const sockets = [];
 
-// Heap garbage, freed blocks returned to malloc, then RSS.
-async function settledRss() {
-  for (let i = 0; i < 3; i++) {
-    global.gc();
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return process.memoryUsage.rss();
-}
-
 // One connection: handshake, `message` bytes each way, then idle.
 function openOne(port) {
   return new Promise((resolve, reject) => {
@@ -74,14 +65,14 @@ server.listen(0, '127.0.0.1', async () => {
     const { port } = server.address();
     // Warm up code paths and allocator arenas before the baseline.
     for (let i = 0; i < 20; i++) await openOne(port);
-    const before = await settledRss();
+    const before = await common.settledRss();
     // A few at a time: the point is memory at rest, not a connection storm.
     const batch = 50;
     for (let done = 0; done < opts.connections; done += batch) {
       const n = Math.min(batch, opts.connections - done);
       await Promise.all(Array.from({ length: n }, () => openOne(port)));
     }
-    const after = await settledRss();
+    const after = await common.settledRss();
     const perConnection = (after - before) / opts.connections;
     process.stdout.write(
       `${JSON.stringify({

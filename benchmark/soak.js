@@ -55,14 +55,6 @@ function openFds() {
   return fs.readdirSync('/proc/self/fd').length;
 }
 
-async function settledRss() {
-  for (let i = 0; i < 3; i++) {
-    global.gc();
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return process.memoryUsage.rss();
-}
-
 function listen(server) {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -114,7 +106,7 @@ async function phaseCycles() {
   for (let done = 0; done < opts.cycles; done += warm) {
     await pool(Math.min(warm, opts.cycles - done), opts.concurrency, () => cycle(port));
     await new Promise((resolve) => setTimeout(resolve, 100)); // server sides close
-    samples.push({ cycles: done + warm, fds: openFds(), rss: await settledRss() });
+    samples.push({ cycles: done + warm, fds: openFds(), rss: await common.settledRss() });
   }
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   await close(server);
@@ -146,9 +138,9 @@ async function idleClients(port, count) {
     client.write('c');
   });
   for (let i = 0; i < 20; i++) await openOne();
-  const before = await settledRss();
+  const before = await common.settledRss();
   await pool(count, 50, openOne);
-  const after = await settledRss();
+  const after = await common.settledRss();
   process.send({ kibPerConnection: (after - before) / count / 1024 });
   process.once('message', () => process.exit(0));
 }
@@ -163,13 +155,13 @@ async function phaseIdle() {
     socket.once('data', () => socket.write('s'));
   });
   const port = await listen(server);
-  const before = await settledRss();
+  const before = await common.settledRss();
   const child = require('node:child_process').fork(__filename, [
     `impl=${opts.impl}`, `tlsVersion=${opts.tlsVersion}`, `cipher=${opts.cipher}`,
     `role=idle-client`, `port=${port}`, `idle=${opts.idle}`,
   ], { execArgv: ['--expose-gc'] });
   const [client] = await require('node:events').once(child, 'message');
-  const after = await settledRss();
+  const after = await common.settledRss();
   child.send('done');
   await require('node:events').once(child, 'exit');
   for (const s of sockets) s.destroy();

@@ -151,3 +151,11 @@ function assertSameText(actual, expected, what) {
 }
 
 module.exports.assertSameText = assertSameText;
+
+// The environment for real peers the tests start (curl, nginx, Chromium):
+// without the sanitizer runtimes that npm run test:asan preloads into node
+// (and so into every child). They are not code under test, and some of them
+// hang with libasan preloaded (curl --version, Chromium).
+const peerEnv = { ...process.env };
+for (const name of ['LD_PRELOAD', 'ASAN_OPTIONS', 'UBSAN_OPTIONS']) delete peerEnv[name];
+module.exports.peerEnv = peerEnv;

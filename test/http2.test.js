@@ -11,7 +11,7 @@ const { execFile, spawnSync } = require('node:child_process');
 const { once } = require('node:events');
 const path = require('node:path');
 const { promisify } = require('node:util');
-const { builtin, fixtures, tlswrap, serverOptions, listen, closeServer } = require('./common');
+const { builtin, fixtures, tlswrap, serverOptions, listen, closeServer, peerEnv } = require('./common');
 const { runChild, describeExit } = require('./run-child');
 
 const http2 = builtin ? require('node:http2') : require('tlswrap/http2');
@@ -304,7 +304,7 @@ describe('http2', function () {
   });
 
   describe('curl --http2', function () {
-    const curl = spawnSync('curl', ['--version'], { encoding: 'utf8' });
+    const curl = spawnSync('curl', ['--version'], { encoding: 'utf8', env: peerEnv, timeout: 10000 });
     const usable = curl.status === 0 && /^Features:.*\bHTTP2\b/m.test(curl.stdout);
     before(function () {
       if (!usable) this.skip();
@@ -318,7 +318,7 @@ describe('http2', function () {
           '--cacert', path.join(__dirname, 'fixtures', 'ca-cert.pem'),
           '--write-out', '\n%{http_code} %{http_version}',
           ...extra, `https://localhost:${port}/hi`,
-        ], { timeout: 15000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message} ${stderr}`)) : resolve(stdout)));
+        ], { timeout: 15000, env: peerEnv }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message} ${stderr}`)) : resolve(stdout)));
       });
     }
 

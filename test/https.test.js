@@ -10,7 +10,7 @@ const { execFile, spawnSync } = require('node:child_process');
 const { once } = require('node:events');
 const net = require('node:net');
 const path = require('node:path');
-const { builtin, fixtures, tlswrap, serverOptions, listen, closeServer } = require('./common');
+const { builtin, fixtures, tlswrap, serverOptions, listen, closeServer, peerEnv } = require('./common');
 
 const https = builtin ? require('node:https') : require('tlswrap/https');
 const nodeMajor = Number(process.versions.node.split('.')[0]);
@@ -378,7 +378,7 @@ describe('https', function () {
   });
 
   describe('curl', function () {
-    const curl = spawnSync('curl', ['--version'], { encoding: 'utf8' });
+    const curl = spawnSync('curl', ['--version'], { encoding: 'utf8', env: peerEnv, timeout: 10000 });
     const usable = curl.status === 0 && /^Protocols:.*\bhttps\b/m.test(curl.stdout);
     before(function () {
       if (!usable) this.skip();
@@ -392,7 +392,7 @@ describe('https', function () {
           '--cacert', path.join(__dirname, 'fixtures', 'ca-cert.pem'),
           '--write-out', '\n%{http_code} %{http_version}',
           ...extra, `https://localhost:${port}/hi`,
-        ], { timeout: 15000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message} ${stderr}`)) : resolve(stdout)));
+        ], { timeout: 15000, env: peerEnv }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message} ${stderr}`)) : resolve(stdout)));
       });
     }
 

@@ -27,11 +27,8 @@ const https = builtin ? require('node:https') : require('tlswrap/https');
 const fixturePath = (name) => path.join(__dirname, 'fixtures', name);
 const sha256 = (buf) => crypto.createHash('sha256').update(buf).digest('hex');
 
-// nginx and Chromium run without the sanitizer runtimes that npm run
-// test:asan preloads into node (and so into every child): they are peers, not
-// code under test, and Chromium spins forever with libasan preloaded.
-const peerEnv = { ...process.env };
-for (const name of ['LD_PRELOAD', 'ASAN_OPTIONS', 'UBSAN_OPTIONS']) delete peerEnv[name];
+// nginx and Chromium run without the sanitizer runtimes (common.peerEnv).
+const { peerEnv } = require('./common');
 
 // The first of `commands` that runs, or undefined.
 function findCommand(commands, args) {

@@ -429,7 +429,13 @@ void Engine::KickHandshake() {
     int ret = 1;
     if (renegotiate_wanted_) {
       renegotiate_wanted_ = false;
-      ret = SSL_renegotiate(ssl()) == 1 ? 1 : -1;
+      // The peer may have started one since it was asked for (a HelloRequest
+      // or ClientHello read just now): that one serves, and SSL_renegotiate()
+      // on top of it would leave OpenSSL in init afterwards with no
+      // ClientHello sent (found by fuzz/pair_mutator).
+      if (!SSL_in_init(ssl()) && !SSL_renegotiate_pending(ssl())) {
+        ret = SSL_renegotiate(ssl()) == 1 ? 1 : -1;
+      }
     }
     if (ret == 1) ret = SSL_do_handshake(ssl());
     if (ret <= 0) {

@@ -543,6 +543,28 @@ TEST(renegotiate_while_renegotiating_tls12) {
   CHECK(p.server.Find(EventType::kError) == nullptr);
 }
 
+// Both ends ask at once: the server's HelloRequest reaches the client
+// after its renegotiate() but before it ran. The renegotiation the
+// HelloRequest starts serves; a second SSL_renegotiate() on top of it left
+// the client in init afterwards, its writes stuck (fuzz/pair_mutator).
+TEST(renegotiate_asked_when_peer_starts_one_tls12) {
+  Pair p(kTls12);
+  p.Handshake();
+  unsigned long err = 0;
+  CHECK(p.server.engine->Renegotiate(&err));
+  p.server.Run();  // the HelloRequest is on the wire
+  CHECK(p.client.engine->Renegotiate(&err));
+  p.client.Write(std::string(12000, 'c'), 1);
+  // The client reads the HelloRequest before its own ask is acted on.
+  p.Transfer(p.server, p.client);
+  p.Pump();
+  CHECK(p.server.received == std::string(12000, 'c'));
+  CHECK_EQ(p.client.Count(EventType::kWriteDone), 1u);
+  CHECK(!SSL_in_init(p.client.engine->ssl()));
+  CHECK(p.client.Find(EventType::kError) == nullptr);
+  CHECK(p.server.Find(EventType::kError) == nullptr);
+}
+
 // The same while the first handshake is under way: it serves.
 void RenegotiateMidFirstHandshake(bool server) {
   Pair p(kTls12);

@@ -159,3 +159,8 @@ module.exports.assertSameText = assertSameText;
 const peerEnv = { ...process.env };
 for (const name of ['LD_PRELOAD', 'ASAN_OPTIONS', 'UBSAN_OPTIONS']) delete peerEnv[name];
 module.exports.peerEnv = peerEnv;
+
+// True under npm run test:asan. ASan holds freed memory in quarantine and
+// pads every allocation, so RSS says nothing about our memory there: the
+// RSS bounds are checked by the plain runs only.
+module.exports.sanitized = /libasan/.test(process.env.LD_PRELOAD || '');

@@ -19,12 +19,13 @@ mkdir -p build-fuzz/crashes
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 status=0
+start=$SECONDS
 "build-fuzz/$target" -max_total_time="$seconds" -print_final_stats=1 \
   -artifact_prefix="build-fuzz/crashes/$target-" "$@" "$work/corpus" >"$work/log" 2>&1 || status=$?
 grep -vE '^(#[0-9]+|INFO:|MS:|\s*$|"[^"]*" # Uses)' "$work/log" | grep -v 'Recommended dictionary' | tail -n 40 || true
 execs=$(grep -Eo 'stat::number_of_executed_units: [0-9]+' "$work/log" | awk '{print $2}' || true)
 if [ "$status" -eq 0 ]; then
-  echo "fuzz $target: ${execs:-0} executions in ${seconds}s, no crash"
+  echo "fuzz $target: ${execs:-0} executions in $((SECONDS - start))s, no crash"
 else
   echo "fuzz $target: FAILED (exit $status) after ${execs:-?} executions; input in build-fuzz/crashes/"
 fi

@@ -8,10 +8,11 @@
 const assert = require('node:assert');
 const net = require('node:net');
 const tls = require('node:tls');
-const { Duplex } = require('node:stream');
 const { once } = require('node:events');
 const { setTimeout: sleep } = require('node:timers/promises');
-const { tlswrap, serverOptions, clientOptions, listen, closeServer, pattern } = require('./common');
+const {
+  tlswrap, serverOptions, clientOptions, listen, closeServer, pattern, SocketDuplex,
+} = require('./common');
 
 const CAP = 64 * 1024;
 
@@ -96,49 +97,33 @@ describe('coalescing of buffered records', function () {
   });
 });
 
-// A Duplex over a TCP socket that, once hold() is called, keeps everything
+// A SocketDuplex that, once hold() is called, keeps everything
 // it reads and hands it over in one chunk when the peer ends: the engine is
 // given far more ciphertext at once than a TCP read would ever give it.
-class HoldingDuplex extends Duplex {
+class HoldingDuplex extends SocketDuplex {
   constructor(raw) {
-    super();
-    this.raw = raw;
+    super(raw);
     this.held = null;
     this.largestPush = 0;
-    raw.on('data', (chunk) => {
-      if (this.held) this.held.push(chunk);
-      else this.push(chunk);
-    });
-    raw.on('end', () => {
-      if (this.held) {
-        const all = Buffer.concat(this.held);
-        this.held = null;
-        this.largestPush = all.length;
-        this.push(all);
-      }
-      this.push(null);
-    });
-    raw.on('error', (err) => this.destroy(err));
   }
 
   hold() {
     this.held = [];
   }
 
-  _read() {}
-
-  _write(chunk, encoding, cb) {
-    this.raw.write(chunk, cb);
+  _fromSocket(chunk) {
+    if (this.held) this.held.push(chunk);
+    else this.push(chunk);
   }
 
-  _final(cb) {
-    this.raw.end();
-    cb();
-  }
-
-  _destroy(err, cb) {
-    this.raw.destroy();
-    cb(err);
+  _socketEnded() {
+    if (this.held) {
+      const all = Buffer.concat(this.held);
+      this.held = null;
+      this.largestPush = all.length;
+      this.push(all);
+    }
+    this.push(null);
   }
 }
 

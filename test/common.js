@@ -6,6 +6,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { once } = require('node:events');
+const { Duplex } = require('node:stream');
 
 const fixturesDir = path.join(__dirname, 'fixtures');
 const fixture = (name) => fs.readFileSync(path.join(fixturesDir, name));
@@ -164,3 +165,42 @@ module.exports.peerEnv = peerEnv;
 // pads every allocation, so RSS says nothing about our memory there: the
 // RSS bounds are checked by the plain runs only.
 module.exports.sanitized = /libasan/.test(process.env.LD_PRELOAD || '');
+
+// A Duplex over a TCP socket that passes bytes through both ways: the
+// generic transport over real TCP. Tests subclass it to watch or hold what
+// goes through (_fromSocket, _socketEnded, _write).
+class SocketDuplex extends Duplex {
+  constructor(raw) {
+    super();
+    this.raw = raw;
+    raw.on('data', (chunk) => this._fromSocket(chunk));
+    raw.on('end', () => this._socketEnded());
+    raw.on('error', (err) => this.destroy(err));
+  }
+
+  _fromSocket(chunk) {
+    this.push(chunk);
+  }
+
+  _socketEnded() {
+    this.push(null);
+  }
+
+  _read() {}
+
+  _write(chunk, encoding, cb) {
+    this.raw.write(chunk, cb);
+  }
+
+  _final(cb) {
+    this.raw.end();
+    cb();
+  }
+
+  _destroy(err, cb) {
+    this.raw.destroy();
+    cb(err);
+  }
+}
+
+module.exports.SocketDuplex = SocketDuplex;

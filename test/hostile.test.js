@@ -158,6 +158,28 @@ describe('hostile peers', function () {
     ctx = null;
   });
 
+  // A client connected to ctx's server through a proxy that, once armed,
+  // hands its next application-data record to `replace(record, upstream)`
+  // instead of passing it on. Resolves once the server has the connection.
+  async function attackerBehindProxy(replace) {
+    const serverSide = once(ctx.server, 'secureConnection');
+    let armed = false;
+    const proxy = await startProxy(ctx.port, (direction, record, { upstream }) => {
+      if (armed && direction === 'toServer' && record[0] === 23) {
+        replace(record, upstream);
+        return false;
+      }
+      return true;
+    });
+    cleanup.push(() => proxy.close());
+    const attacker = tls.connect(clientOptions(proxy.port));
+    cleanup.push(() => attacker.destroy());
+    attacker.on('error', () => {});
+    await once(attacker, 'secureConnect');
+    const [sock] = await serverSide;
+    return { attacker, sock, arm() { armed = true; } };
+  }
+
   it(`slow-loris: ${SLOW_LORIS_CLIENTS} clients sending a ClientHello a byte a second are dropped by handshakeTimeout; a good client connects in < 1 s meanwhile`, async function () {
     const handshakeTimeout = 1500;
     ctx = await startServer({ handshakeTimeout });
@@ -228,26 +250,14 @@ describe('hostile peers', function () {
 
     it('mid-record: the server socket sees the data before, then ECONNRESET and close, not the partial record', async function () {
       ctx = await startServer();
-      const serverSide = once(ctx.server, 'secureConnection');
-      let armed = false;
-      const proxy = await startProxy(ctx.port, (direction, record, { upstream }) => {
-        if (armed && direction === 'toServer' && record[0] === 23) {
-          writeThenReset(upstream, record.subarray(0, record.length >> 1));
-          return false;
-        }
-        return true;
+      const { attacker, sock, arm } = await attackerBehindProxy((record, upstream) => {
+        writeThenReset(upstream, record.subarray(0, record.length >> 1));
       });
-      cleanup.push(() => proxy.close());
-      const attacker = tls.connect(clientOptions(proxy.port));
-      cleanup.push(() => attacker.destroy());
-      attacker.on('error', () => {});
-      await once(attacker, 'secureConnect');
-      const [sock] = await serverSide;
       let received = '';
       sock.on('data', (d) => { received += d; });
       attacker.write('whole');
       await once(attacker, 'data'); // the echo: 'whole' went through
-      armed = true;
+      arm();
       attacker.write('x'.repeat(1000));
       const good = goodRoundTrip(ctx.port);
       await closed(sock);
@@ -460,24 +470,12 @@ describe('hostile peers', function () {
 
     it('after the handshake: an application data record of 0x4801 bytes -> socket error with a code', async function () {
       ctx = await startServer();
-      const serverSide = once(ctx.server, 'secureConnection');
-      let armed = false;
-      const proxy = await startProxy(ctx.port, (direction, record, { upstream }) => {
-        if (armed && direction === 'toServer' && record[0] === 23) {
-          upstream.write(Buffer.concat([header(23, 0x4801), Buffer.alloc(0x4801, 7)]));
-          return false;
-        }
-        return true;
+      const { attacker, sock, arm } = await attackerBehindProxy((record, upstream) => {
+        upstream.write(Buffer.concat([header(23, 0x4801), Buffer.alloc(0x4801, 7)]));
       });
-      cleanup.push(() => proxy.close());
-      const attacker = tls.connect(clientOptions(proxy.port));
-      cleanup.push(() => attacker.destroy());
-      attacker.on('error', () => {});
-      await once(attacker, 'secureConnect');
-      const [sock] = await serverSide;
       let received = 0;
       sock.on('data', (d) => { received += d.length; });
-      armed = true;
+      arm();
       attacker.write('boom');
       const good = goodRoundTrip(ctx.port);
       await closed(sock);

@@ -232,6 +232,33 @@ describe('connection lifetime over TCP', function () {
 });
 
 describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
+  // A plain TCP connection on loopback, both ends connected, to upgrade.
+  // track() adds a socket (errors ignored) to what close() destroys.
+  async function plainTcpPair() {
+    let onAccepted;
+    const accepted = new Promise((resolve) => { onAccepted = resolve; });
+    const server = net.createServer((s) => onAccepted(s));
+    const port = await listen(server);
+    const sockets = [];
+    const track = (s) => {
+      sockets.push(s);
+      s.on('error', () => {});
+      return s;
+    };
+    const client = track(net.connect(port, '127.0.0.1'));
+    const serverSide = track(await accepted);
+    await once(client, 'connect');
+    return {
+      client,
+      server: serverSide,
+      track,
+      async close() {
+        for (const s of sockets) s.destroy();
+        await closeServer(server);
+      },
+    };
+  }
+
   // Resolves with exactly `n` bytes from `raw`; whatever came behind them
   // (the peer's first TLS bytes) is put back for the TLS socket to read.
   function readExactly(raw, n) {
@@ -266,25 +293,12 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
       const toClient = pattern(1024 * 1024, 2);
       const toServer = pattern(1024 * 1024, 3);
       const secureContext = tlswrap.createSecureContext(serverOptions());
-      const sockets = [];
-      let onAccepted;
-      const accepted = new Promise((resolve) => { onAccepted = resolve; });
-      const server = net.createServer((s) => onAccepted(s));
-      const port = await listen(server);
+      const tcp = await plainTcpPair();
       try {
-        const clientRaw = net.connect(port, '127.0.0.1');
-        const serverRaw = await accepted;
-        await once(clientRaw, 'connect');
-        sockets.push(clientRaw, serverRaw);
-        for (const s of sockets) s.on('error', () => {});
-        const upgrade = (side) => {
-          const s = side === 'server' ?
-            new tlswrap.TLSSocket(serverRaw, { isServer: true, secureContext }) :
-            tlswrap.connect({ socket: clientRaw, servername: 'localhost', ca: fixtures.ca });
-          sockets.push(s);
-          s.on('error', () => {});
-          return s;
-        };
+        const { client: clientRaw, server: serverRaw } = tcp;
+        const upgrade = (side) => tcp.track(side === 'server' ?
+          new tlswrap.TLSSocket(serverRaw, { isServer: true, secureContext }) :
+          tlswrap.connect({ socket: clientRaw, servername: 'localhost', ca: fixtures.ca }));
         const reader = writer === 'server' ? 'client' : 'server';
         const readerRaw = reader === 'server' ? serverRaw : clientRaw;
         const writerRaw = writer === 'server' ? serverRaw : clientRaw;
@@ -304,8 +318,7 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
         assert.ok((await clientIn).equals(toClient), 'server-to-client TLS data differs');
         assert.ok((await serverIn).equals(toServer), 'client-to-server TLS data differs');
       } finally {
-        for (const s of sockets) s.destroy();
-        await closeServer(server);
+        await tcp.close();
       }
     });
   }
@@ -316,22 +329,11 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
     it(`TLS bytes node read with the plaintext, ${how}, reach the engine`, async function () {
       const line = 'STARTTLS\r\n';
       const secureContext = tlswrap.createSecureContext(serverOptions());
-      const sockets = [];
-      let onAccepted;
-      const accepted = new Promise((resolve) => { onAccepted = resolve; });
-      const server = net.createServer((s) => onAccepted(s));
-      const port = await listen(server);
+      const tcp = await plainTcpPair();
       try {
-        const raw = net.connect(port, '127.0.0.1');
-        sockets.push(raw);
-        const plain = await accepted;
-        sockets.push(plain);
-        for (const s of sockets) s.on('error', () => {});
-        await once(raw, 'connect');
+        const { client: raw, server: plain } = tcp;
         raw.write(line);
-        const client = tlswrap.connect({ socket: raw, servername: 'localhost', ca: fixtures.ca });
-        sockets.push(client);
-        client.on('error', () => {});
+        const client = tcp.track(tlswrap.connect({ socket: raw, servername: 'localhost', ca: fixtures.ca }));
         let first;
         if (how === 'left unread in the buffer') {
           plain.pause();
@@ -356,9 +358,7 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
           plain.unshift(all.subarray(line.length));
         }
         assert.strictEqual(first.toString(), line);
-        const t = new tlswrap.TLSSocket(plain, { isServer: true, secureContext });
-        sockets.push(t);
-        t.on('error', () => {});
+        const t = tcp.track(new tlswrap.TLSSocket(plain, { isServer: true, secureContext }));
         t.on('data', (d) => t.end(`secret:${d}`));
         await once(client, 'secureConnect');
         const chunks = [];
@@ -367,8 +367,7 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
         await once(client, 'end');
         assert.strictEqual(Buffer.concat(chunks).toString(), 'secret:hello');
       } finally {
-        for (const s of sockets) s.destroy();
-        await closeServer(server);
+        await tcp.close();
       }
     });
   }
@@ -380,21 +379,11 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
     // More than loopback's socket buffers hold while nobody reads.
     const plaintext = pattern(16 * 1024 * 1024, 4);
     const secureContext = tlswrap.createSecureContext(serverOptions());
-    const sockets = [];
-    let onAccepted;
-    const accepted = new Promise((resolve) => { onAccepted = resolve; });
-    const server = net.createServer((s) => onAccepted(s));
-    const port = await listen(server);
+    const tcp = await plainTcpPair();
     try {
-      const raw = net.connect(port, '127.0.0.1');
-      const serverRaw = await accepted;
-      await once(raw, 'connect');
-      sockets.push(raw, serverRaw);
-      for (const s of sockets) s.on('error', () => {});
+      const { client: raw, server: serverRaw } = tcp;
       serverRaw.write(plaintext);
-      const t = new tlswrap.TLSSocket(serverRaw, { isServer: true, secureContext });
-      sockets.push(t);
-      t.on('error', () => {});
+      const t = tcp.track(new tlswrap.TLSSocket(serverRaw, { isServer: true, secureContext }));
       t.on('data', (d) => t.end(`secret:${d}`));
 
       // The client's TLS runs over a Duplex that hands it what follows the
@@ -407,9 +396,7 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
         final(cb) { raw.end(); cb(); },
       });
       let reading = false;
-      const client = tlswrap.connect({ socket: tail, servername: 'localhost', ca: fixtures.ca });
-      sockets.push(client);
-      client.on('error', () => {});
+      const client = tcp.track(tlswrap.connect({ socket: tail, servername: 'localhost', ca: fixtures.ca }));
       const deadline = Date.now() + 5000;
       while (serverRaw.bytesRead === 0 && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 5));
@@ -436,8 +423,7 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
       await once(client, 'end');
       assert.strictEqual(Buffer.concat(chunks).toString(), 'secret:hello');
     } finally {
-      for (const s of sockets) s.destroy();
-      await closeServer(server);
+      await tcp.close();
     }
   });
 });

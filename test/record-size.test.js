@@ -9,10 +9,10 @@
 const assert = require('node:assert');
 const net = require('node:net');
 const tls = require('node:tls');
-const { Duplex } = require('node:stream');
 const { once } = require('node:events');
 const {
   tlswrap, serverOptions, clientOptions, listen, startRecordProxy, RecordType, release, pattern,
+  SocketDuplex,
 } = require('./common');
 
 // The ciphers are pinned so that the per-record overhead is known exactly:
@@ -145,33 +145,17 @@ for (const [version, { cipher, overhead }] of Object.entries(VERSIONS)) {
   });
 }
 
-// A Duplex over a TCP socket that notes the size of every ciphertext chunk
+// A SocketDuplex that notes the size of every ciphertext chunk
 // the TLS layer writes to it.
-class RecordingDuplex extends Duplex {
+class RecordingDuplex extends SocketDuplex {
   constructor(raw) {
-    super();
-    this.raw = raw;
+    super(raw);
     this.writes = [];
-    raw.on('data', (chunk) => this.push(chunk));
-    raw.on('end', () => this.push(null));
-    raw.on('error', (err) => this.destroy(err));
   }
-
-  _read() {}
 
   _write(chunk, encoding, cb) {
     this.writes.push(chunk.length);
-    this.raw.write(chunk, cb);
-  }
-
-  _final(cb) {
-    this.raw.end();
-    cb();
-  }
-
-  _destroy(err, cb) {
-    this.raw.destroy();
-    cb(err);
+    super._write(chunk, encoding, cb);
   }
 }
 

@@ -2,12 +2,15 @@
 
 // The default trust store as tls.getCACertificates() / setDefaultCACertificates()
 // see it: node's bundled roots plus NODE_EXTRA_CA_CERTS (read once, at first
-// use, as node reads it once at startup), until replaced.
+// use, as node reads it once at startup), until replaced. As node's, it
+// follows --use-openssl-ca (OpenSSL's default paths instead of the bundled
+// roots) and --use-system-ca / NODE_USE_SYSTEM_CA=1 (the system store too).
 
 const fs = require('node:fs');
 const nodeTls = require('node:tls');
 const { X509Certificate } = require('node:crypto');
 const { codedError, invalidArgType } = require('./errors');
+const { hasFlag } = require('./cli_flags');
 
 const pemBlock = /^-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/gm;
 
@@ -53,9 +56,42 @@ function extraCertificates() {
   return extra;
 }
 
+// Node refuses --use-openssl-ca together with --use-bundled-ca or
+// --use-system-ca, so each case stands alone.
+const useOpenSSLCA = hasFlag('--use-openssl-ca');
+let useSystemCA = null;
+
+// Whether node trusts the system store: its flag, or the environment
+// variable where this Node reads it (22.19+, 24.6+); where node's own
+// default list holds every system certificate, node read it (or it adds
+// nothing).
+function systemCAInUse() {
+  if (useSystemCA === null) {
+    useSystemCA = false;
+    if (!useOpenSSLCA && typeof nodeTls.getCACertificates === 'function') {
+      if (hasFlag('--use-system-ca')) {
+        useSystemCA = true;
+      } else if (process.env.NODE_USE_SYSTEM_CA === '1') {
+        const inDefault = new Set(nodeTls.getCACertificates('default'));
+        useSystemCA = nodeTls.getCACertificates('system').every((pem) => inDefault.has(pem));
+      }
+    }
+  }
+  return useSystemCA;
+}
+
+// Where node gets its roots: its bundled list, unless --use-openssl-ca
+// (OpenSSL's default paths, which no list shows: node's 'default' list
+// then holds only the extra certificates).
+function baseCertificates() {
+  if (useOpenSSLCA) return [];
+  if (systemCAInUse()) return [...nodeTls.rootCertificates, ...nodeTls.getCACertificates('system')];
+  return nodeTls.rootCertificates;
+}
+
 function defaultCertificates() {
   if (replaced !== null) return replaced;
-  if (defaults === null) defaults = Object.freeze([...nodeTls.rootCertificates, ...extraCertificates()]);
+  if (defaults === null) defaults = Object.freeze([...baseCertificates(), ...extraCertificates()]);
   return defaults;
 }
 
@@ -107,13 +143,14 @@ function setDefaultCACertificates(certs) {
 
 // What the native store is built from (PEM texts, each may hold several
 // certificates: the extra file is not split in JS for every process that
-// only connects), and a number that changes when that list is replaced.
+// only connects), a number that changes when that list is replaced, and
+// whether OpenSSL's default paths are looked up too (--use-openssl-ca).
 let storeTexts = null;
 
 function defaultStore() {
-  if (replaced !== null) return { pems: replaced, version };
-  if (storeTexts === null) storeTexts = [...nodeTls.rootCertificates, extraFile()];
-  return { pems: storeTexts, version };
+  if (replaced !== null) return { pems: replaced, version, defaultPaths: false };
+  if (storeTexts === null) storeTexts = [...baseCertificates(), extraFile()];
+  return { pems: storeTexts, version, defaultPaths: useOpenSSLCA };
 }
 
 module.exports = { getCACertificates, setDefaultCACertificates, defaultStore };

@@ -26,6 +26,17 @@ function flagValue(name) {
   return value;
 }
 
+// A boolean flag given (as `--flag` or `--flag=true`, not `--no-flag`).
+function hasFlag(name) {
+  const args = [...splitNodeOptions(process.env.NODE_OPTIONS), ...process.execArgv];
+  let on = false;
+  for (const arg of args) {
+    if (arg === name || arg === `${name}=true`) on = true;
+    else if (arg === `--no-${name.slice(2)}` || arg === `${name}=false`) on = false;
+  }
+  return on;
+}
+
 const tlsKeylog = flagValue('--tls-keylog');
 let warnOnKeylog = true;
 let warnOnKeylogError = true;
@@ -49,4 +60,4 @@ function attachKeylogFile(socket) {
   });
 }
 
-module.exports = { attachKeylogFile };
+module.exports = { attachKeylogFile, hasFlag };

@@ -152,7 +152,7 @@ function configure(sc, options) {
     }
   } else {
     const roots = defaultStore();
-    context.useDefaultRoots(roots.pems, roots.version);
+    context.useDefaultRoots(roots.pems, roots.version, roots.defaultPaths);
   }
   if (options.allowPartialTrustChain) context.setPartialChain();
   if (cert) {

@@ -431,6 +431,86 @@ describe('verify: default trust store', function () {
   });
 });
 
+// node's trust-store flags, in a child each: the store follows them as
+// node:tls's does. The parent's SSL_CERT_FILE / SSL_CERT_DIR (and any
+// NODE_EXTRA_CA_CERTS) are replaced, so only the test CA can vouch.
+describe('verify: --use-openssl-ca, --use-system-ca, NODE_USE_SYSTEM_CA', function () {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const { spawnSync } = require('node:child_process');
+  const script = path.join(__dirname, 'child', 'ca-flags.js');
+  const caFile = path.join(__dirname, 'fixtures', 'ca-cert.pem');
+  const nodeHas = (flag) => process.allowedNodeEnvironmentFlags.has(flag);
+  let emptyDir;
+  before(function () {
+    emptyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tlswrap-ca-'));
+  });
+  after(function () {
+    fs.rmSync(emptyDir, { recursive: true, force: true });
+  });
+
+  const runChild = (nodeArgs, extraEnv = {}) => new Promise((resolve, reject) => {
+    const env = { ...process.env, SSL_CERT_FILE: caFile, SSL_CERT_DIR: emptyDir };
+    delete env.NODE_EXTRA_CA_CERTS;
+    delete env.NODE_USE_SYSTEM_CA;
+    delete env.NODE_OPTIONS;
+    Object.assign(env, extraEnv);
+    execFile(process.execPath, [...nodeArgs, script], { env, timeout: 10000 }, (err, stdout, stderr) => {
+      if (err) return reject(new Error(`child failed: ${err.message}\n${stderr}`));
+      resolve(JSON.parse(stdout.trim()));
+    });
+  });
+  const trusted = { authorized: true, error: null };
+  const untrusted = { authorized: false, error: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' };
+  const verdict = ({ authorized, error }) => ({ authorized, error });
+
+  it('without a flag, a CA only in SSL_CERT_FILE is not trusted', async function () {
+    const r = await runChild([]);
+    assert.deepStrictEqual(verdict(r), untrusted);
+    if (r.sameDefaults !== null) assert.strictEqual(r.sameDefaults, true);
+  });
+
+  it('--use-openssl-ca: the CA in SSL_CERT_FILE is trusted, the bundled roots are not used', async function () {
+    if (!nodeHas('--use-openssl-ca')) this.skip(); // a Node built without it
+    const r = await runChild(['--use-openssl-ca']);
+    assert.deepStrictEqual(verdict(r), trusted);
+    if (r.sameDefaults !== null) assert.strictEqual(r.sameDefaults, true);
+    // Given through NODE_OPTIONS, the same.
+    assert.deepStrictEqual(verdict(await runChild([], { NODE_OPTIONS: '--use-openssl-ca' })), trusted);
+  });
+
+  it('--use-openssl-ca: a hashed SSL_CERT_DIR is looked up too', async function () {
+    if (!nodeHas('--use-openssl-ca')) this.skip();
+    const hash = spawnSync('openssl', ['x509', '-hash', '-noout', '-in', caFile], { encoding: 'utf8' });
+    if (hash.status !== 0) this.skip(); // the openssl command names the file
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tlswrap-cadir-'));
+    try {
+      fs.copyFileSync(caFile, path.join(dir, `${hash.stdout.trim()}.0`));
+      const r = await runChild(['--use-openssl-ca'], { SSL_CERT_FILE: path.join(dir, 'none.pem'), SSL_CERT_DIR: dir });
+      assert.deepStrictEqual(verdict(r), trusted);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('--use-system-ca (Node 22.15+, 23.8+): the system store (on Linux, SSL_CERT_FILE) is trusted too', async function () {
+    // Node reads the system store from OpenSSL's paths only on Linux & co.
+    if (!nodeHas('--use-system-ca') || process.platform === 'win32' || process.platform === 'darwin') this.skip();
+    const r = await runChild(['--use-system-ca']);
+    assert.deepStrictEqual(verdict(r), trusted);
+    assert.strictEqual(r.sameDefaults, true);
+  });
+
+  it('NODE_USE_SYSTEM_CA=1 where node:tls follows it (Node 22.19+, 24.6+)', async function () {
+    if (!nodeHas('--use-system-ca') || process.platform === 'win32' || process.platform === 'darwin') this.skip();
+    const builtin = await runChild([], { NODE_USE_SYSTEM_CA: '1', TLSWRAP_TEST_BUILTIN: '1' });
+    if (!builtin.authorized) this.skip(); // this Node ignores the variable
+    const r = await runChild([], { NODE_USE_SYSTEM_CA: '1' });
+    assert.deepStrictEqual(verdict(r), trusted);
+    assert.strictEqual(r.sameDefaults, true);
+  });
+});
+
 // tls.getCACertificates() / setDefaultCACertificates(), on the Nodes that have
 // them (22.15+ / 24.5+): the default store is tlswrap's own, read and replaced
 // as node:tls's is.

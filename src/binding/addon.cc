@@ -11,11 +11,14 @@
 
 namespace tlswrap {
 
-X509_STORE* AddonData::RootStore(Napi::Value pems, uint32_t version) {
+X509_STORE* AddonData::RootStore(Napi::Value pems, uint32_t version, bool default_paths) {
   if (root_store && version == root_store_version) return root_store.get();
   ErrorQueueGuard guard;
   X509StorePtr store(X509_STORE_new());
   if (!store) ThrowCryptoError(pems.Env(), "X509_STORE_new failed");
+  // --use-openssl-ca: SSL_CERT_FILE / SSL_CERT_DIR or OpenSSL's built-in
+  // paths, as node's store does; a path that does not exist adds nothing.
+  if (default_paths) X509_STORE_set_default_paths(store.get());
   if (pems.IsArray()) {
     Napi::Array list = pems.As<Napi::Array>();
     for (uint32_t i = 0; i < list.Length(); i++) {

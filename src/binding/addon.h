@@ -20,7 +20,7 @@ struct AddonData {
   // strings: tls.rootCertificates plus NODE_EXTRA_CA_CERTS), and again when
   // `version` changes (setDefaultCACertificates()). Contexts made before keep
   // their reference to the old store.
-  X509_STORE* RootStore(Napi::Value pems, uint32_t version);
+  X509_STORE* RootStore(Napi::Value pems, uint32_t version, bool default_paths);
 
   Napi::FunctionReference secure_context_ctor;
   Napi::FunctionReference tls_wrap_ctor;

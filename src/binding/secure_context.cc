@@ -293,14 +293,21 @@ void SecureContext::AddCRL(const Napi::CallbackInfo& info) {
 void SecureContext::UseDefaultRoots(const Napi::CallbackInfo& info) {
   // info[0]: the PEM strings of the default trust store, used only when
   // info[1] (the list's version) differs from the store's; the store is then
-  // shared by every context in this environment.
+  // shared by every context in this environment. info[2]: OpenSSL's
+  // default paths too (--use-openssl-ca).
   SSL_CTX* ctx = Live();
   AddonData* data = AddonData::Get(info.Env());
   uint32_t version = info[1].IsNumber() ? info[1].As<Napi::Number>().Uint32Value() : 0;
-  X509_STORE* roots = data->RootStore(info[0], version);
+  bool default_paths = info[2].ToBoolean().Value();
+  X509_STORE* roots = data->RootStore(info[0], version, default_paths);
   if (own_store_) {
-    // The context already has CAs of its own: add the roots to them.
+    // The context already has CAs of its own: add the roots to them (the
+    // default paths' directory is looked up lazily, so it is added as such).
     X509_STORE* store = OwnStore();
+    if (default_paths) {
+      ErrorQueueGuard guard;
+      X509_STORE_set_default_paths(store);
+    }
     STACK_OF(X509_OBJECT)* objects = X509_STORE_get0_objects(roots);
     for (int i = 0; i < sk_X509_OBJECT_num(objects); i++) {
       if (X509* cert = X509_OBJECT_get0_X509(sk_X509_OBJECT_value(objects, i))) {

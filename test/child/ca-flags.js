@@ -1,0 +1,33 @@
+'use strict';
+
+// Child of verify.test.js, run with --use-openssl-ca / --use-system-ca (or
+// NODE_USE_SYSTEM_CA=1): connects with no `ca` option to a server whose CA
+// the parent put in SSL_CERT_FILE or SSL_CERT_DIR, and prints one JSON line:
+// whether it was trusted, and (where node:tls has getCACertificates) whether
+// the module's 'default' list is node:tls's. Honours TLSWRAP_TEST_BUILTIN
+// through common.js.
+
+const nodeTls = require('node:tls');
+const { tlswrap, serverOptions } = require('../common');
+
+function sameDefaults() {
+  if (typeof nodeTls.getCACertificates !== 'function') return null;
+  const ours = tlswrap.getCACertificates('default');
+  const node = nodeTls.getCACertificates('default');
+  return ours.length === node.length && ours.every((pem, i) => pem === node[i]);
+}
+
+const server = tlswrap.createServer(serverOptions());
+server.on('secureConnection', (sock) => sock.end('ok'));
+server.on('tlsClientError', () => {});
+server.listen(0, '127.0.0.1', () => {
+  const client = tlswrap.connect({ host: '127.0.0.1', port: server.address().port, servername: 'localhost' });
+  const report = (result) => {
+    result.sameDefaults = sameDefaults();
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    client.destroy();
+    server.close();
+  };
+  client.on('secureConnect', () => report({ authorized: client.authorized, error: null }));
+  client.on('error', (err) => report({ authorized: false, error: err.code }));
+});

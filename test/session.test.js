@@ -630,3 +630,34 @@ for (const version of ['TLSv1.2', 'TLSv1.3']) {
     assert.ok(server.getTicketKeys().equals(Buffer.alloc(48, 2)));
   });
 });
+
+// node's cluster passes the first worker's _getServerData() to every other
+// worker's _setServerData(): the workers then share their ticket keys, and a
+// ticket one worker issued resumes on another.
+for (const version of ['TLSv1.2', 'TLSv1.3']) {
+  describe(`session resumption across servers and cluster workers, ${version}`, function () {
+    it('_setServerData(other._getServerData()): a session from one server resumes on the other', async function () {
+      const a = await startServer({ minVersion: version, maxVersion: version });
+      const b = await startServer({ minVersion: version, maxVersion: version });
+      try {
+        const fromA = await connectOnce(a.server, a.port);
+        assert.strictEqual((await connectOnce(b.server, b.port, { session: fromA.sessions[0] })).reused, false);
+        b.server._setServerData(a.server._getServerData());
+        const onB = await connectOnce(b.server, b.port, { session: fromA.sessions[0] });
+        assert.strictEqual(onB.reused, true);
+        assert.strictEqual(onB.serverReused, true);
+      } finally {
+        await Promise.all([closeServer(a.server), closeServer(b.server)]);
+      }
+    });
+
+    it('cluster: two workers share ticket keys; a session from one resumes on the other', async function () {
+      const { runChild, describeExit } = require('./run-child');
+      const r = await runChild('cluster-tickets.js', [version]);
+      assert.ok(r.result && !r.result.error, `${describeExit(r)}\n${r.stdout}`);
+      assert.deepStrictEqual(r.result, {
+        samePort: true, sameKeys: true, twoWorkers: true, gotSession: true, resumedOnOther: true,
+      });
+    });
+  });
+}

@@ -73,6 +73,40 @@ binding.TLSWrap.prototype.getAsyncId = function getAsyncId() {
   return this[kAsyncId];
 };
 
+// More of the handle surface node's own modules read (net's timeout check
+// compares writeQueueSize between ticks; http asks isStreamBase): the bytes
+// of the write in flight, not yet in the kernel (plaintext: the engine
+// encrypts as the transport drains), and the socket's fd on the native
+// transport (-1 over a JS Duplex).
+Object.defineProperties(binding.TLSWrap.prototype, {
+  writeQueueSize: {
+    get() {
+      const owner = this[kOwner];
+      return owner ? owner._writeQueueSize : 0;
+    },
+  },
+  fd: {
+    get() { return this.getFd(); },
+  },
+  // node:tls takes a net.Socket's handle as its C++ stream, asserting
+  // isStreamBase first (an internal assertion, or worse were it true): when
+  // it is node:tls's _wrapHandle that asks, say why with a code instead.
+  isStreamBase: {
+    get() {
+      const limit = Error.stackTraceLimit;
+      Error.stackTraceLimit = 2;
+      const { stack } = new Error();
+      Error.stackTraceLimit = limit;
+      if (/[ .]_wrapHandle \(node:/.test(stack)) {
+        throw codedError(Error, 'ERR_TLSWRAP_NOT_SUPPORTED',
+                         'node:tls cannot run over a tlswrap socket (it needs a net.Socket with a native ' +
+                         "stream handle): use tlswrap's connect({ socket }) or new TLSSocket(socket) for TLS in TLS");
+      }
+      return false;
+    },
+  },
+});
+
 // What node:tls (Node >= 22) gives a write that destroy() cut off, its
 // libuv write request's error.
 function writeCanceledError() {
@@ -114,6 +148,7 @@ class TLSSocket extends net.Socket {
     this._writeCallback = null;
     this._flushedCallback = null;
     this._writeId = 0;
+    this._writeQueueSize = 0; // bytes of the write in flight (handle.writeQueueSize)
     this._bytesRead = 0;
     this._bytesWritten = 0;
     this._timer = null;
@@ -560,6 +595,7 @@ class TLSSocket extends net.Socket {
     if (id !== this._writeId) return;
     const cb = this._writeCallback;
     this._writeCallback = null;
+    this._writeQueueSize = 0;
     if (cb) cb();
   }
 
@@ -596,6 +632,7 @@ class TLSSocket extends net.Socket {
     this._refreshTimeout();
     this._bytesWritten += bytes;
     this._writeCallback = cb;
+    this._writeQueueSize = bytes;
     this._handle.writev(buffers, ++this._writeId);
   }
 
@@ -641,6 +678,7 @@ class TLSSocket extends net.Socket {
     // which the stream only fails once it is no longer writing).
     const writeCallback = this._writeCallback;
     this._writeCallback = null;
+    this._writeQueueSize = 0;
     if (writeCallback !== null) writeCallback(writeCanceledError());
     cb(err);
     process.nextTick(emitCloseNT, this, !!err);

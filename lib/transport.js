@@ -157,7 +157,9 @@ function awaitNodeWrites(socket, raw) {
 function canTakeOver(raw) {
   const handle = raw._handle;
   // An ended socket stays with node, whose shutdown comes after its writes.
-  return !nativeTransportDisabled && raw instanceof net.Socket && !!handle && !raw.writableEnded &&
+  // A TLS socket (ours or node:tls's) has an fd, but its bytes are not the
+  // connection's: TLS in TLS goes through the Duplex.
+  return !nativeTransportDisabled && raw instanceof net.Socket && !!handle && !raw.writableEnded && !raw.encrypted &&
     typeof handle.fd === 'number' && handle.fd >= 0 && typeof handle.readStop === 'function';
 }
 

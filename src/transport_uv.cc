@@ -171,6 +171,13 @@ void UvTransport::OnShutdown(uv_shutdown_t* req, int /*status*/) {
   self->owner_->OnTransportShutdown();
 }
 
+int UvTransport::fd() const {
+  uv_os_fd_t fd = -1;
+  if (!open_ || closing_ || uv_fileno(reinterpret_cast<const uv_handle_t*>(&tcp_), &fd) != 0)
+    return -1;
+  return fd;
+}
+
 int UvTransport::SetNoDelay(bool enable) {
   return open_ && !closing_ ? uv_tcp_nodelay(&tcp_, enable ? 1 : 0) : 0;
 }

@@ -60,6 +60,8 @@ class UvTransport : public Transport {
   // without telling any owner.
   static void Abandon(std::unique_ptr<UvTransport> transport);
   bool open() const { return open_; }
+  // The socket's fd (the dup Open() made) while open, else -1.
+  int fd() const;
 
  private:
   static void OnAlloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);

@@ -1049,3 +1049,109 @@ describe('socket: a peer that resets on our close_notify', function () {
     }
   });
 });
+
+// What node's own modules read from socket._handle, and TLS layered over a
+// TLS socket (TLS in TLS: a proxy's CONNECT tunnel over TLS).
+describe('socket: the _handle surface, and TLS over a TLS socket', function () {
+  const fs = require('node:fs');
+  const nodeTls = require('node:tls');
+  const { pattern } = require('./common');
+  const onNativeTransport = builtin || process.env.TLSWRAP_TRANSPORT !== 'js';
+
+  it("handle.fd: the connection's socket on the native transport, -1 over a JS Duplex", async function () {
+    const pair = await makePair();
+    try {
+      for (const socket of [pair.client, pair.sock]) {
+        const { fd } = socket._handle;
+        if (onNativeTransport) {
+          assert.ok(Number.isInteger(fd) && fd >= 0, `fd ${fd}`);
+          assert.ok(fs.fstatSync(fd).isSocket());
+        } else {
+          assert.strictEqual(fd, -1);
+        }
+      }
+      // node:http reads it for every connection: never a throw there.
+      assert.doesNotThrow(() => pair.client._handle.isStreamBase);
+    } finally {
+      await closePair(pair);
+    }
+  });
+
+  it('handle.writeQueueSize: a write the peer does not take counts; 0 once its callback ran', async function () {
+    const pair = await makePair();
+    try {
+      const { client, sock } = pair;
+      assert.strictEqual(typeof client._handle.writeQueueSize, 'number');
+      sock.pause();
+      const size = 8 * 1024 * 1024;
+      let done = false;
+      const written = new Promise((resolve, reject) => client.write(Buffer.alloc(size), (err) => {
+        done = true;
+        if (err) reject(err);
+        else resolve();
+      }));
+      await sleep(50);
+      assert.strictEqual(done, false);
+      const queued = client._handle.writeQueueSize;
+      assert.ok(queued > 1024 * 1024 && queued <= size * 1.01, `writeQueueSize ${queued}`);
+      sock.resume();
+      await written;
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.strictEqual(client._handle.writeQueueSize, 0);
+    } finally {
+      await closePair(pair);
+    }
+  });
+
+  // An outer connection whose server side runs an inner TLS server over the
+  // outer socket; the client runs an inner client over its outer socket.
+  async function tlsInTls(outerClientModule, innerClientModule) {
+    const server = tlswrap.createServer(serverOptions(), (outer) => {
+      outer.on('error', () => {});
+      const inner = new tlswrap.TLSSocket(outer, { isServer: true, ...serverOptions() });
+      inner.on('error', () => {});
+      inner.on('data', (d) => inner.write(d)); // echo
+    });
+    const port = await listen(server);
+    const outer = outerClientModule.connect(clientOptions(port));
+    outer.on('error', () => {});
+    try {
+      await once(outer, 'secureConnect');
+      let inner;
+      try {
+        inner = innerClientModule.connect({ socket: outer, ca: fixtures.ca, servername: 'localhost' });
+      } catch (err) {
+        return { thrown: err };
+      }
+      const failed = once(inner, 'error').then(([err]) => { throw err; });
+      await Promise.race([once(inner, 'secureConnect'), failed]);
+      const payload = pattern(256 * 1024);
+      inner.write(payload);
+      const echoed = await Promise.race([readBytes(inner, payload.length), failed]);
+      const result = { authorized: inner.authorized, protocol: inner.getProtocol(), same: echoed.equals(payload) };
+      inner.destroy();
+      return result;
+    } finally {
+      outer.destroy();
+      await closeServer(server);
+    }
+  }
+  it('TLS in TLS: the module over its own TLS socket', async function () {
+    assert.deepStrictEqual(await tlsInTls(tlswrap, tlswrap), { authorized: true, protocol: 'TLSv1.3', same: true });
+  });
+
+  it('TLS in TLS: the module over a node:tls socket', async function () {
+    assert.deepStrictEqual(await tlsInTls(nodeTls, tlswrap), { authorized: true, protocol: 'TLSv1.3', same: true });
+  });
+
+  it('node:tls over a tlswrap socket: works for node:tls, a clear ERR_TLSWRAP_NOT_SUPPORTED for tlswrap', async function () {
+    const r = await tlsInTls(tlswrap, nodeTls);
+    if (builtin) {
+      assert.deepStrictEqual(r, { authorized: true, protocol: 'TLSv1.3', same: true });
+    } else {
+      assert.ok(r.thrown, 'node:tls was expected to refuse a tlswrap socket');
+      assert.strictEqual(r.thrown.code, 'ERR_TLSWRAP_NOT_SUPPORTED');
+      assert.match(r.thrown.message, /node:tls cannot run over a tlswrap socket/);
+    }
+  });
+});

@@ -81,6 +81,7 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   Napi::Value GetSharedSigalgs(const Napi::CallbackInfo& info);
   Napi::Value IsInitFinished(const Napi::CallbackInfo& info);
   Napi::Value RunInAsyncContext(const Napi::CallbackInfo& info);
+  Napi::Value GetFd(const Napi::CallbackInfo& info);
 
   // Engine::Delegate.
   int SelectAlpn(const unsigned char* offer, unsigned int len) override;

@@ -63,6 +63,7 @@ Napi::Function TLSWrap::Init(Napi::Env env) {
                          InstanceMethod<&TLSWrap::GetSharedSigalgs>("getSharedSigalgs"),
                          InstanceMethod<&TLSWrap::IsInitFinished>("isInitFinished"),
                          InstanceMethod<&TLSWrap::RunInAsyncContext>("runInAsyncContext"),
+                         InstanceMethod<&TLSWrap::GetFd>("getFd"),
                      });
 }
 
@@ -379,6 +380,12 @@ Napi::Value TLSWrap::RunInAsyncContext(const Napi::CallbackInfo& info) {
                                           Value(), info[0], 0, nullptr, &result);
   if (status != napi_ok) return env.Undefined();  // fn's exception stays pending
   return Napi::Value(env, result);
+}
+
+// handle.fd, as node's: the connection's socket on the native transport;
+// -1 where ciphertext goes through a JS Duplex (no fd of ours to give).
+Napi::Value TLSWrap::GetFd(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), native_ != nullptr ? native_->fd() : -1);
 }
 
 }  // namespace tlswrap

@@ -73,6 +73,18 @@ binding.TLSWrap.prototype.getAsyncId = function getAsyncId() {
   return this[kAsyncId];
 };
 
+// node:http's agent gives a reused keep-alive socket a new async id (in the
+// new request's context) through these, when the handle has them.
+binding.TLSWrap.prototype.asyncReset = function asyncReset(resource) {
+  this.resetAsyncContext(resource);
+  this[kAsyncId] = undefined;
+};
+// Node's provider numbers are internal and vary by version; the agent only
+// stores this on the resource it passes to asyncReset().
+binding.TLSWrap.prototype.getProviderType = function getProviderType() {
+  return 0;
+};
+
 // More of the handle surface node's own modules read (net's timeout check
 // compares writeQueueSize between ticks; http asks isStreamBase): the bytes
 // of the write in flight, not yet in the kernel (plaintext: the engine

@@ -27,6 +27,9 @@ class Transport {
   // Bytes handed on so far (to the kernel, or to the Duplex once its write
   // completed): a write is done when its ciphertext is here, not queued.
   virtual uint64_t flushed() const = 0;
+
+  // The async context JS is entered under changed (handle.asyncReset()).
+  virtual void SetAsyncContext(napi_async_context /*context*/) {}
 };
 
 }  // namespace tlswrap

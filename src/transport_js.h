@@ -21,6 +21,7 @@ class JsTransport : public Transport {
   uint64_t flushed() const override { return flushed_; }
   // The Duplex completed the oldest write still out.
   void Flushed();
+  void SetAsyncContext(napi_async_context context) override { async_context_ = context; }
 
  private:
   std::deque<size_t> in_flight_;  // lengths of the writes the Duplex holds

@@ -33,3 +33,34 @@ describe('handle async id', function () {
     }
   });
 });
+
+// node:http's keep-alive agent calls handle.asyncReset(resource) when it
+// reuses a socket for a new request: the handle gets a new async id, and the
+// socket's callbacks run in the context of whoever reset it.
+describe('handle asyncReset', function () {
+  const { AsyncLocalStorage } = asyncHooks;
+
+  it('asyncReset(resource): a new TLSWRAP id, init seen with the resource, data in the resetter\'s context', async function () {
+    const { server, client, sock } = await makePair();
+    try {
+      const als = new AsyncLocalStorage();
+      const before = client._handle.getAsyncId();
+      const inits = [];
+      const resource = { reused: true };
+      const hook = asyncHooks.createHook({ init(id, type, trigger, res) { if (res === resource) inits.push({ id, type }); } }).enable();
+      try {
+        als.run('second request', () => client._handle.asyncReset(resource));
+      } finally {
+        hook.disable();
+      }
+      const after = client._handle.getAsyncId();
+      assert.notStrictEqual(after, before);
+      assert.deepStrictEqual(inits, [{ id: after, type: 'TLSWRAP' }]);
+      const seen = new Promise((resolve) => client.once('data', () => resolve(als.getStore())));
+      sock.write('x');
+      assert.strictEqual(await seen, 'second request');
+    } finally {
+      await release([client, sock], null, server);
+    }
+  });
+});

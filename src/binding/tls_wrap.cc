@@ -87,6 +87,7 @@ void TLSWrap::Release() {
   sni_context_.Reset();
   context_.Reset();
   async_context_.reset();
+  retired_async_context_.reset();
   if (native_ == nullptr || native_closed_) FinishRelease();
 }
 

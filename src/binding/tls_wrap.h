@@ -82,6 +82,7 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   Napi::Value IsInitFinished(const Napi::CallbackInfo& info);
   Napi::Value RunInAsyncContext(const Napi::CallbackInfo& info);
   Napi::Value GetFd(const Napi::CallbackInfo& info);
+  void AsyncReset(const Napi::CallbackInfo& info);
 
   // Engine::Delegate.
   int SelectAlpn(const unsigned char* offer, unsigned int len) override;
@@ -132,6 +133,8 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   Napi::ObjectReference sni_context_;  // one chosen by SNI, kept alive likewise
   napi_async_cleanup_hook_handle async_cleanup_ = nullptr;
   std::unique_ptr<Napi::AsyncContext> async_context_;
+  std::unique_ptr<Napi::AsyncContext>
+      retired_async_context_;  // the one before the last asyncReset()
   Napi::FunctionReference on_data_;
   Napi::FunctionReference on_event_;
   Napi::ObjectReference read_buffer_;      // onread: a Buffer, or a function returning one

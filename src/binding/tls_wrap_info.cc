@@ -64,6 +64,7 @@ Napi::Function TLSWrap::Init(Napi::Env env) {
                          InstanceMethod<&TLSWrap::IsInitFinished>("isInitFinished"),
                          InstanceMethod<&TLSWrap::RunInAsyncContext>("runInAsyncContext"),
                          InstanceMethod<&TLSWrap::GetFd>("getFd"),
+                         InstanceMethod<&TLSWrap::AsyncReset>("resetAsyncContext"),
                      });
 }
 
@@ -386,6 +387,22 @@ Napi::Value TLSWrap::RunInAsyncContext(const Napi::CallbackInfo& info) {
 // -1 where ciphertext goes through a JS Duplex (no fd of ours to give).
 Napi::Value TLSWrap::GetFd(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), native_ != nullptr ? native_->fd() : -1);
+}
+
+// handle.asyncReset(resource), as node's: the connection gets a new async id
+// (an init hook with `resource`, in the context of the caller), which
+// node:http's agent asks for when it reuses a keep-alive socket, so the
+// socket's callbacks run in the new request's context. JS may be running
+// under the old context right now: it is kept until the next reset or the
+// handle's end (its destroy hook runs then).
+void TLSWrap::AsyncReset(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!async_context_) return;
+  Napi::Object resource = info[0].IsObject() ? info[0].As<Napi::Object>() : Value();
+  auto next = std::make_unique<Napi::AsyncContext>(env, "TLSWRAP", resource);
+  retired_async_context_ = std::move(async_context_);
+  async_context_ = std::move(next);
+  if (transport_) transport_->SetAsyncContext(static_cast<napi_async_context>(*async_context_));
 }
 
 }  // namespace tlswrap

@@ -83,6 +83,7 @@ void TLSWrap::Release() {
   on_data_.Reset();
   on_event_.Reset();
   alpn_callback_.Reset();
+  psk_callback_.Reset();
   read_buffer_.Reset();
   sni_context_.Reset();
   context_.Reset();
@@ -481,6 +482,93 @@ int TLSWrap::SelectAlpn(const unsigned char* offer, unsigned int len) {
   } catch (const Napi::Error& e) {
     Keep(e);
     return -1;
+  }
+}
+
+// The PSK callbacks run JS under OpenSSL as SelectAlpn does, with the same
+// rules. lib/psk.js turns a throw or a bad answer into destroy(err), as
+// node:tls does; what reaches here is only the key or nothing.
+bool TLSWrap::CallUnderOpenSSL(const Napi::FunctionReference& fn,
+                               std::initializer_list<napi_value> args, Napi::Value* answer) {
+  if (CallJs(Env(), Value(), fn, args, *async_context_, answer) != JsCallResult::kOk) {
+    MarkDestroyed();
+  }
+  return !destroyed_;
+}
+
+namespace {
+
+// A view's bytes if `value` is an ArrayBufferView no longer than `max`.
+bool ViewBytes(Napi::Value value, size_t max, const uint8_t** data, size_t* len) {
+  if (value.IsTypedArray()) {
+    auto view = value.As<Napi::TypedArray>();
+    *data = static_cast<const uint8_t*>(view.ArrayBuffer().Data()) + view.ByteOffset();
+    *len = view.ByteLength();
+  } else if (value.IsDataView()) {
+    auto view = value.As<Napi::DataView>();
+    *data = static_cast<const uint8_t*>(view.ArrayBuffer().Data()) + view.ByteOffset();
+    *len = view.ByteLength();
+  } else {
+    return false;
+  }
+  return *len <= max && (*len == 0 || *data != nullptr);
+}
+
+}  // namespace
+
+// As node:tls: JS (lib/psk.js) is called with (identity, maxPskLen) and
+// answers with the key, anything else refusing it. An identity that is not
+// valid UTF-8 is refused without asking, as node does.
+unsigned int TLSWrap::PskServer(const char* identity, unsigned char* psk, unsigned int max_psk) {
+  Napi::Env env = Env();
+  if (destroyed_ || psk_callback_.IsEmpty()) return 0;
+  try {
+    Napi::HandleScope scope(env);
+    Napi::String id = Napi::String::New(env, identity);
+    if (id.Utf8Value() != identity) return 0;
+    Napi::Value answer;
+    if (!CallUnderOpenSSL(psk_callback_, {id, Napi::Number::New(env, max_psk)}, &answer)) return 0;
+    const uint8_t* data = nullptr;
+    size_t len = 0;
+    if (!ViewBytes(answer, max_psk, &data, &len)) return 0;
+    std::memcpy(psk, data, len);
+    return static_cast<unsigned int>(len);
+  } catch (const Napi::Error& e) {
+    Keep(e);
+    return 0;
+  }
+}
+
+// JS is called with (hint or null, maxPskLen, maxIdentityLen) and answers
+// with { psk, identity }; anything else offers no key.
+unsigned int TLSWrap::PskClient(const char* hint, char* identity, unsigned int max_identity,
+                                unsigned char* psk, unsigned int max_psk) {
+  Napi::Env env = Env();
+  if (destroyed_ || psk_callback_.IsEmpty()) return 0;
+  try {
+    Napi::HandleScope scope(env);
+    Napi::Value given = hint != nullptr ? Napi::String::New(env, hint) : env.Null();
+    Napi::Value answer;
+    if (!CallUnderOpenSSL(
+            psk_callback_,
+            {given, Napi::Number::New(env, max_psk), Napi::Number::New(env, max_identity)},
+            &answer) ||
+        !answer.IsObject()) {
+      return 0;
+    }
+    Napi::Object obj = answer.As<Napi::Object>();
+    const uint8_t* data = nullptr;
+    size_t len = 0;
+    Napi::Value name = obj.Get("identity");
+    if (!ViewBytes(obj.Get("psk"), max_psk, &data, &len) || !name.IsString()) return 0;
+    std::string id = name.As<Napi::String>().Utf8Value();
+    if (id.size() > max_identity) return 0;
+    std::memcpy(identity, id.data(), id.size());
+    std::memcpy(psk, data, len);
+    return static_cast<unsigned int>(len);
+  } catch (const Napi::Error& e) {
+    Keep(e);
+    return 0;
   }
 }
 

@@ -72,6 +72,8 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   Napi::Value IsSessionReused(const Napi::CallbackInfo& info);
   Napi::Value GetTLSTicket(const Napi::CallbackInfo& info);
   void EnableALPNCallback(const Napi::CallbackInfo& info);
+  void EnablePskCallback(const Napi::CallbackInfo& info);
+  Napi::Value SetPskIdentityHint(const Napi::CallbackInfo& info);
   Napi::Value GetFinished(const Napi::CallbackInfo& info);
   Napi::Value GetPeerFinished(const Napi::CallbackInfo& info);
   Napi::Value GetALPNProtocol(const Napi::CallbackInfo& info);
@@ -87,6 +89,13 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   // Engine::Delegate.
   int SelectAlpn(const unsigned char* offer, unsigned int len) override;
   char* ClearBuffer(size_t want, size_t* cap) override;
+  unsigned int PskServer(const char* identity, unsigned char* psk, unsigned int max_psk) override;
+  unsigned int PskClient(const char* hint, char* identity, unsigned int max_identity,
+                         unsigned char* psk, unsigned int max_psk) override;
+  // Runs a JS callback on OpenSSL's stack; false if the connection went
+  // away meanwhile. A JS exception is thrown as a Napi::Error.
+  bool CallUnderOpenSSL(const Napi::FunctionReference& fn, std::initializer_list<napi_value> args,
+                        Napi::Value* answer);
 
   // UvTransport::Owner: libuv callbacks, with no JS on the stack.
   void OnTransportRead() override;
@@ -139,6 +148,7 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   Napi::FunctionReference on_event_;
   Napi::ObjectReference read_buffer_;      // onread: a Buffer, or a function returning one
   Napi::FunctionReference alpn_callback_;  // server: ALPNCallback, run on OpenSSL's stack
+  Napi::FunctionReference psk_callback_;   // pskCallback's adapter, likewise
   Napi::Object clear_target_;              // the Buffer of the batch being made
   std::optional<Napi::Error> thrown_;      // the first listener exception of a cycle
 

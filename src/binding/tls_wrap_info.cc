@@ -54,6 +54,8 @@ Napi::Function TLSWrap::Init(Napi::Env env) {
                          InstanceMethod<&TLSWrap::IsSessionReused>("isSessionReused"),
                          InstanceMethod<&TLSWrap::GetTLSTicket>("getTLSTicket"),
                          InstanceMethod<&TLSWrap::EnableALPNCallback>("enableALPNCallback"),
+                         InstanceMethod<&TLSWrap::EnablePskCallback>("enablePskCallback"),
+                         InstanceMethod<&TLSWrap::SetPskIdentityHint>("setPskIdentityHint"),
                          InstanceMethod<&TLSWrap::GetFinished>("getFinished"),
                          InstanceMethod<&TLSWrap::GetPeerFinished>("getPeerFinished"),
                          InstanceMethod<&TLSWrap::GetALPNProtocol>("getALPNProtocol"),
@@ -108,9 +110,18 @@ Napi::Value TLSWrap::VerifyError(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (dead()) return env.Null();
   X509* peer = SSL_get0_peer_certificate(ssl());
-  // No certificate at all is reported the way node:tls reports it.
+  // No certificate at all is reported the way node:tls reports it, unless
+  // the peer proved itself with a pre-shared key: a TLS 1.2 PSK suite, or a
+  // TLS 1.3 handshake on a PSK (which OpenSSL counts as a resumption).
   long result =
       peer != nullptr ? SSL_get_verify_result(ssl()) : X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT;
+  if (peer == nullptr && engine_->psk_enabled()) {
+    const SSL_CIPHER* cipher = SSL_get_current_cipher(ssl());
+    if ((cipher != nullptr && SSL_CIPHER_get_auth_nid(cipher) == NID_auth_psk) ||
+        (SSL_version(ssl()) == TLS1_3_VERSION && SSL_session_reused(ssl()) == 1)) {
+      result = X509_V_OK;
+    }
+  }
   if (result == X509_V_OK) return env.Null();
   Napi::Error err = Napi::Error::New(env, X509_verify_cert_error_string(result));
   err.Value().Set("code", VerifyErrorCode(result));
@@ -355,6 +366,16 @@ void TLSWrap::SetReadBuffer(const Napi::CallbackInfo& info) {
 void TLSWrap::EnableALPNCallback(const Napi::CallbackInfo& info) {
   alpn_callback_ = Napi::Persistent(info[0].As<Napi::Function>());
   if (engine_) engine_->SetAlpnCallback(true);
+}
+
+void TLSWrap::EnablePskCallback(const Napi::CallbackInfo& info) {
+  psk_callback_ = Napi::Persistent(info[0].As<Napi::Function>());
+  if (engine_) engine_->EnablePsk();
+}
+
+Napi::Value TLSWrap::SetPskIdentityHint(const Napi::CallbackInfo& info) {
+  std::string hint = info[0].ToString().Utf8Value();
+  return Napi::Boolean::New(info.Env(), !dead() && engine_->SetPskIdentityHint(hint));
 }
 
 void TLSWrap::EnableSessionEvents(const Napi::CallbackInfo& info) {

@@ -200,6 +200,19 @@ void Engine::SetVerifyMode(bool request_cert, bool reject_unauthorized) {
   SSL_set_verify(ssl(), mode, VerifyCallback);
 }
 
+void Engine::EnablePsk() {
+  if (dead()) return;
+  psk_ = true;
+  SSL_set_psk_server_callback(ssl(), PskServerCallback);
+  SSL_set_psk_client_callback(ssl(), PskClientCallback);
+}
+
+bool Engine::SetPskIdentityHint(const std::string& hint) {
+  if (dead()) return false;
+  ErrorQueueGuard guard;
+  return SSL_use_psk_identity_hint(ssl(), hint.c_str()) == 1;
+}
+
 void Engine::EnableCertCb() {
   if (!dead() && is_server_) SSL_set_cert_cb(ssl(), CertCallback, nullptr);
 }

@@ -73,6 +73,16 @@ class Engine {
     // Server ALPNCallback, on OpenSSL's stack: the offset in `offer` of the
     // chosen entry's length byte, or -1 to fail the handshake.
     virtual int SelectAlpn(const unsigned char* offer, unsigned int len) = 0;
+    // Server PSK, on OpenSSL's stack: the key for the client's `identity`
+    // written to `psk` (at most `max_psk` bytes); its length, 0 to refuse.
+    virtual unsigned int PskServer(const char* identity, unsigned char* psk,
+                                   unsigned int max_psk) = 0;
+    // Client PSK, on OpenSSL's stack: for the server's `hint` (nullptr if it
+    // sent none, always in TLS 1.3), the identity (at most `max_identity`
+    // bytes, into a buffer OpenSSL zeroed) and the key; the key's length, 0
+    // to offer none.
+    virtual unsigned int PskClient(const char* hint, char* identity, unsigned int max_identity,
+                                   unsigned char* psk, unsigned int max_psk) = 0;
     // Memory for `want` bytes of plaintext, which the embedder keeps alive
     // until the batch is delivered; {nullptr, 0} lets the engine keep them.
     // With user buffers (onread) it may be any non-zero size.
@@ -149,6 +159,12 @@ class Engine {
   bool NewSessionTicket();
   void SetAlpnProtocols(const unsigned char* wire, size_t len);
   void SetAlpnCallback(bool enabled) { alpn_callback_ = enabled; }
+  // Asks the Delegate for pre-shared keys (TLS 1.2 PSK suites, TLS 1.3
+  // external PSKs).
+  void EnablePsk();
+  bool psk_enabled() const { return psk_; }
+  // The hint a TLS 1.2 server sends; false if OpenSSL refused it (too long).
+  bool SetPskIdentityHint(const std::string& hint);
   void SetVerifyMode(bool request_cert, bool reject_unauthorized);
   void EnableKeylog() { keylog_ = true; }
   void EnableCertCb();
@@ -197,6 +213,11 @@ class Engine {
   static int AlpnSelectCallback(SSL* ssl, const unsigned char** out, unsigned char* outlen,
                                 const unsigned char* in, unsigned int inlen, void* arg);
   static int CertCallback(SSL* ssl, void* arg);
+  static unsigned int PskServerCallback(SSL* ssl, const char* identity, unsigned char* psk,
+                                        unsigned int max_psk);
+  static unsigned int PskClientCallback(SSL* ssl, const char* hint, char* identity,
+                                        unsigned int max_identity, unsigned char* psk,
+                                        unsigned int max_psk);
   static int ClientHelloCallback(SSL* ssl, int* alert, void* arg);
   static SSL_SESSION* GetSessionCallback(SSL* ssl, const unsigned char* id, int len, int* copy);
   static int VerifyCallback(int preverify_ok, X509_STORE_CTX* ctx);
@@ -239,6 +260,7 @@ class Engine {
 
   std::vector<unsigned char> alpn_protos_;  // server: our preference list, wire format
   bool alpn_callback_ = false;
+  bool psk_ = false;
   Pause cert_cb_ = Pause::kNone;
   // Server session cache outside OpenSSL ('newSession'/'resumeSession'): the
   // ClientHello waits (SSL_CLIENT_HELLO_RETRY) while it is looked up.

@@ -1,7 +1,7 @@
 // The engine's OpenSSL callbacks. The informative ones only queue events
 // stamped with the plaintext offset they happened at (delivery keeps wire
 // order); SNI and resumption pause the handshake instead of asking anyone;
-// only ALPN selection asks the Delegate while OpenSSL is on the stack.
+// only ALPN selection and PSK ask the Delegate while OpenSSL is on the stack.
 #include <string_view>
 
 #include "engine.h"
@@ -94,6 +94,29 @@ int Engine::AlpnSelectCallback(SSL* ssl, const unsigned char** out, unsigned cha
   // node:tls answers a client with no protocol in common with a fatal
   // no_application_protocol alert.
   return status == OPENSSL_NPN_NEGOTIATED ? SSL_TLSEXT_ERR_OK : SSL_TLSEXT_ERR_ALERT_FATAL;
+}
+
+// The Delegate may run JS in the PSK callbacks too: a destroy() it asks for
+// refuses the key whatever it answered, so nothing more is negotiated.
+unsigned int Engine::PskServerCallback(SSL* ssl, const char* identity, unsigned char* psk,
+                                       unsigned int max_psk) {
+  Engine* engine = FromSSL(ssl);
+  if (engine == nullptr || engine->dead() || identity == nullptr) return 0;
+  unsigned int len = engine->delegate_->PskServer(identity, psk, max_psk);
+  if (engine->dead() || len > max_psk) len = 0;
+  if (len == 0) OPENSSL_cleanse(psk, max_psk);
+  return len;
+}
+
+unsigned int Engine::PskClientCallback(SSL* ssl, const char* hint, char* identity,
+                                       unsigned int max_identity, unsigned char* psk,
+                                       unsigned int max_psk) {
+  Engine* engine = FromSSL(ssl);
+  if (engine == nullptr || engine->dead()) return 0;
+  unsigned int len = engine->delegate_->PskClient(hint, identity, max_identity, psk, max_psk);
+  if (engine->dead() || len > max_psk) len = 0;
+  if (len == 0) OPENSSL_cleanse(psk, max_psk);
+  return len;
 }
 
 int Engine::CertCallback(SSL* ssl, void* /*arg*/) {

@@ -410,6 +410,181 @@ TEST(destroy_in_select_alpn_after_choosing) {
   CHECK(s.engine->enc_out().empty());
 }
 
+// ---- PSK: the Delegate answers on OpenSSL's stack ----
+
+const std::string kPsk("\xd7\x31\xef\x57\xbe\x09\xe5\x20\x4f\x0b\x20\x5b\x60\x62\x70\x28", 16);
+
+// Both sides use PSK; the server accepts `client1` only. Records what the
+// callbacks were given.
+struct PskPair {
+  explicit PskPair(int version) : p(version) {
+    if (version == kTls12) {
+      CHECK(SSL_set_cipher_list(p.client.engine->ssl(), "PSK-AES128-CBC-SHA256") == 1);
+      CHECK(SSL_set_cipher_list(p.server.engine->ssl(), "PSK-AES128-CBC-SHA256") == 1);
+    } else {
+      // A server with a certificate picks its preferred suite, and the PSK
+      // (SHA-256, as TLS 1.3 defines one given without a hash) is only
+      // used under a suite of that hash.
+      CHECK(SSL_set_ciphersuites(p.server.engine->ssl(), "TLS_AES_128_GCM_SHA256") == 1);
+    }
+    p.client.engine->EnablePsk();
+    p.server.engine->EnablePsk();
+    p.server.on_psk_server = [this](const char* identity, unsigned char* psk, unsigned int max) {
+      server_calls++;
+      seen_identity = identity;
+      if (seen_identity != "client1" || max < kPsk.size()) return 0u;
+      std::memcpy(psk, kPsk.data(), kPsk.size());
+      return static_cast<unsigned int>(kPsk.size());
+    };
+    p.client.on_psk_client = [this](const char* hint, char* identity, unsigned int max_identity,
+                                    unsigned char* psk, unsigned int max) {
+      client_calls++;
+      seen_hint = hint != nullptr ? hint : "(null)";
+      CHECK(max_identity >= 7 && max >= kPsk.size());
+      std::memcpy(identity, "client1", 7);
+      std::memcpy(psk, kPsk.data(), kPsk.size());
+      return static_cast<unsigned int>(kPsk.size());
+    };
+  }
+  Pair p;
+  int server_calls = 0;
+  int client_calls = 0;
+  std::string seen_identity;
+  std::string seen_hint;
+};
+
+void PskHandshakeAndData(int version) {
+  PskPair pp(version);
+  Pair& p = pp.p;
+  CHECK(p.server.engine->SetPskIdentityHint("hint1"));
+  p.Handshake();
+  CHECK(p.client.engine->established());
+  CHECK(p.server.engine->established());
+  CHECK_EQ(pp.server_calls, 1);
+  CHECK(pp.client_calls >= 1);
+  CHECK(pp.seen_identity == "client1");
+  // TLS 1.3 has no hint: OpenSSL asks the client before it has heard from
+  // the server.
+  CHECK(pp.seen_hint == (version == kTls12 ? "hint1" : "(null)"));
+  // No certificate was needed.
+  CHECK(SSL_get0_peer_certificate(p.client.engine->ssl()) == nullptr);
+  CHECK_EQ(SSL_session_reused(p.client.engine->ssl()), version == kTls13 ? 1 : 0);
+  if (version == kTls12) {
+    CHECK_EQ(SSL_CIPHER_get_auth_nid(SSL_get_current_cipher(p.client.engine->ssl())), NID_auth_psk);
+  }
+  std::string up = Pattern(20000, 3);
+  std::string down = Pattern(30000, 4);
+  p.client.Write(up);
+  p.server.Write(down);
+  p.Pump();
+  CHECK(p.server.received == up);
+  CHECK(p.client.received == down);
+}
+
+TEST(psk_tls12_handshake_and_data) {
+  PskHandshakeAndData(kTls12);
+}
+TEST(psk_tls13_handshake_and_data) {
+  PskHandshakeAndData(kTls13);
+}
+
+TEST(psk_unknown_identity_fails_both_sides_tls12) {
+  PskPair pp(kTls12);
+  Pair& p = pp.p;
+  p.client.on_psk_client = [](const char*, char* identity, unsigned int, unsigned char* psk,
+                              unsigned int) {
+    std::memcpy(identity, "nobody", 6);
+    std::memcpy(psk, kPsk.data(), kPsk.size());
+    return static_cast<unsigned int>(kPsk.size());
+  };
+  p.client.engine->Start();
+  p.server.engine->Start();
+  p.Pump();
+  CHECK(pp.seen_identity == "nobody");
+  CHECK(!p.client.engine->established());
+  CHECK(!p.server.engine->established());
+  const Seen* s = p.server.Find(EventType::kError);
+  const Seen* c = p.client.Find(EventType::kError);
+  CHECK(s != nullptr && c != nullptr);
+  CHECK_EQ(ERR_GET_REASON(s->value), SSL_R_PSK_IDENTITY_NOT_FOUND);
+  CHECK_EQ(ERR_GET_REASON(c->value), SSL_R_TLSV1_ALERT_UNKNOWN_PSK_IDENTITY);
+}
+
+TEST(psk_key_longer_than_allowed_is_refused) {
+  PskPair pp(kTls12);
+  Pair& p = pp.p;
+  p.server.on_psk_server = [](const char*, unsigned char*, unsigned int max) { return max + 1; };
+  p.client.engine->Start();
+  p.server.engine->Start();
+  p.Pump();
+  CHECK(!p.server.engine->established());
+  const Seen* s = p.server.Find(EventType::kError);
+  CHECK(s != nullptr);
+  CHECK_EQ(ERR_GET_REASON(s->value), SSL_R_PSK_IDENTITY_NOT_FOUND);
+}
+
+TEST(psk_identity_hint_too_long_is_refused) {
+  PskPair pp(kTls12);
+  CHECK(pp.p.server.engine->SetPskIdentityHint(std::string(PSK_MAX_IDENTITY_LEN, 'h')));
+  CHECK(!pp.p.server.engine->SetPskIdentityHint(std::string(PSK_MAX_IDENTITY_LEN + 1, 'h')));
+  CHECK_EQ(ERR_peek_error(), 0ul);
+}
+
+void DestroyInPsk(int version, bool server) {
+  PskPair pp(version);
+  Pair& p = pp.p;
+  Endpoint& e = server ? p.server : p.client;
+  int calls = 0;
+  size_t events = 0;
+  uint64_t taken = 0;
+  auto destroy = [&]() {
+    calls++;
+    e.engine->Destroy();
+    events = e.events.size();
+    taken = e.taken;
+  };
+  // Destroyed, yet answering with the right key: nothing more leaves.
+  auto server_cb = p.server.on_psk_server;
+  auto client_cb = p.client.on_psk_client;
+  if (server) {
+    p.server.on_psk_server = [&](const char* identity, unsigned char* psk, unsigned int max) {
+      destroy();
+      return server_cb(identity, psk, max);
+    };
+  } else {
+    p.client.on_psk_client = [&](const char* hint, char* identity, unsigned int max_identity,
+                                 unsigned char* psk, unsigned int max) {
+      destroy();
+      return client_cb(hint, identity, max_identity, psk, max);
+    };
+  }
+  p.client.engine->Start();
+  p.server.engine->Start();
+  p.Pump();
+  CHECK_EQ(calls, 1);
+  CHECK_EQ(e.events.size(), events);
+  CHECK_EQ(e.taken, taken);  // not even an alert
+  CHECK(e.engine->enc_out().empty());
+  tlswrap::Batch batch;
+  CHECK(!e.engine->Step(&batch));
+  Endpoint& peer = server ? p.client : p.server;
+  CHECK(!peer.engine->established());
+  CHECK(peer.received.empty());
+}
+
+TEST(destroy_in_psk_server_sends_nothing_tls12) {
+  DestroyInPsk(kTls12, true);
+}
+TEST(destroy_in_psk_server_sends_nothing_tls13) {
+  DestroyInPsk(kTls13, true);
+}
+TEST(destroy_in_psk_client_sends_nothing_tls12) {
+  DestroyInPsk(kTls12, false);
+}
+TEST(destroy_in_psk_client_sends_nothing_tls13) {
+  DestroyInPsk(kTls13, false);
+}
+
 // ---- 9. Garbage ----
 
 TEST(garbage_to_server_is_an_error_not_a_crash) {

@@ -138,6 +138,15 @@ int Endpoint::SelectAlpn(const unsigned char* offer, unsigned int len) {
   return on_select_alpn ? on_select_alpn(offer, len) : 0;
 }
 
+unsigned int Endpoint::PskServer(const char* identity, unsigned char* psk, unsigned int max_psk) {
+  return on_psk_server ? on_psk_server(identity, psk, max_psk) : 0;
+}
+
+unsigned int Endpoint::PskClient(const char* hint, char* identity, unsigned int max_identity,
+                                 unsigned char* psk, unsigned int max_psk) {
+  return on_psk_client ? on_psk_client(hint, identity, max_identity, psk, max_psk) : 0;
+}
+
 // ---- Pair ----
 
 Pair::Pair(int version)

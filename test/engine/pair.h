@@ -51,6 +51,9 @@ class Endpoint : public Engine::Delegate {
 
   char* ClearBuffer(size_t want, size_t* cap) override;
   int SelectAlpn(const unsigned char* offer, unsigned int len) override;
+  unsigned int PskServer(const char* identity, unsigned char* psk, unsigned int max_psk) override;
+  unsigned int PskClient(const char* hint, char* identity, unsigned int max_identity,
+                         unsigned char* psk, unsigned int max_psk) override;
 
   std::unique_ptr<Engine> engine;
   std::string received;
@@ -66,6 +69,10 @@ class Endpoint : public Engine::Delegate {
   // buffer bounds here).
   std::function<void()> on_step;
   std::function<int(const unsigned char*, unsigned int)> on_select_alpn;
+  // Unset: no key.
+  std::function<unsigned int(const char*, unsigned char*, unsigned int)> on_psk_server;
+  std::function<unsigned int(const char*, char*, unsigned int, unsigned char*, unsigned int)>
+      on_psk_client;
 
  private:
   void Deliver(const Batch& batch);

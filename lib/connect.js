@@ -49,7 +49,12 @@ function onConnectSecure() {
   // session says nothing about the name asked for now, and a session from a
   // connection whose name check failed or was waived (rejectUnauthorized:
   // false) must not make a later strict connection authorized.
-  if (!verifyError) {
+  // A peer that proved itself with a pre-shared key on a handshake OpenSSL
+  // counts as resumed (TLS 1.3) has no certificate to check a name against:
+  // node:tls lets it through.
+  const pskResumed = !!options.pskCallback && this.isSessionReused() &&
+    this._handle.getPeerCertChain().length === 0;
+  if (!verifyError && !pskResumed) {
     const hostname = options.servername || options.host ||
       (options.socket && options.socket._host) || 'localhost';
     verifyError = options.checkServerIdentity(hostname, this.getPeerCertificate(true));
@@ -171,6 +176,7 @@ function connect(...args) {
     session: options.session,
     servername: options.servername,
     ALPNProtocols: options.ALPNProtocols,
+    pskCallback: options.pskCallback,
     onread: options.onread,
     highWaterMark: options.highWaterMark,
     // The socket is attached below: node:tls takes its allowHalfOpen then.

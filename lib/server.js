@@ -12,6 +12,7 @@ const { convertALPNProtocols } = require('./alpn');
 const { SecureContext, exportedCreateSecureContext } = require('./context');
 const { codedError, invalidArgType } = require('./errors');
 const { TLSSocket } = require('./socket');
+const { validateServerPsk } = require('./psk');
 
 const kErrorEmitted = Symbol('tlswrap.errorEmitted');
 
@@ -86,6 +87,8 @@ function tlsConnectionListener(rawSocket) {
     ALPNProtocols: server.ALPNProtocols,
     SNICallback: server._SNICallback || (server._contexts.length > 0 ? defaultSNICallback : undefined),
     ALPNCallback: server._ALPNCallback,
+    pskCallback: server._pskCallback,
+    pskIdentityHint: server._pskIdentityHint,
     highWaterMark: server._highWaterMark,
   });
   socket[kErrorEmitted] = false;
@@ -139,6 +142,9 @@ class Server extends net.Server {
       throw invalidArgType('options.handshakeTimeout', 'number', options.handshakeTimeout);
     }
     this._handshakeTimeout = handshakeTimeout;
+    this._pskCallback = options.pskCallback;
+    this._pskIdentityHint = options.pskIdentityHint;
+    validateServerPsk(options);
 
     this.setSecureContext(options);
     if (listener) this.on('secureConnection', listener);
@@ -148,6 +154,8 @@ class Server extends net.Server {
     if (options === null || typeof options !== 'object') throw invalidArgType('options', 'Object', options);
     // Ticket keys given once stay the server's for later calls, as in node.
     if (options.ticketKeys) this.ticketKeys = options.ticketKeys;
+    if (options.pskCallback) this._pskCallback = options.pskCallback;
+    if (options.pskIdentityHint) this._pskIdentityHint = options.pskIdentityHint;
     const sessionIdContext = options.sessionIdContext ||
       crypto.createHash('sha1').update(process.argv.join(' ')).digest('hex').slice(0, 32);
     this._sharedCreds = exportedCreateSecureContext({

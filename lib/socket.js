@@ -20,6 +20,7 @@ const { SecureContext, exportedCreateSecureContext, nativeContext, sniContext } 
 const { codedError, invalidArgType, validateInteger } = require('./errors');
 const { attachTransport, awaitsConnect, kOwner, onTransportConnect } = require('./transport');
 const { addNetSurface } = require('./net_surface');
+const { enablePsk } = require('./psk');
 
 // The engine's event codes (src/engine/events.h, exported by the addon).
 const {
@@ -219,6 +220,7 @@ class TLSSocket extends net.Socket {
       if (opts.servername) this.setServername(opts.servername);
     }
     if (opts.onread) this._setOnread(opts.onread);
+    const pskError = enablePsk(this, handle, opts);
 
     this.on('newListener', (event) => {
       if (event === 'keylog' && this._handle !== null) this._handle.enableKeylog();
@@ -226,6 +228,10 @@ class TLSSocket extends net.Socket {
     attachKeylogFile(this);
 
     if (socket) this._attach(socket);
+    if (pskError !== null) {
+      this.destroy(pskError);
+      return;
+    }
     if (opts.isServer && socket && !awaitsConnect(socket)) this._start();
   }
 

@@ -1,0 +1,110 @@
+'use strict';
+
+// Pre-shared keys (options.pskCallback, options.pskIdentityHint) as node:tls
+// has them. The engine asks while OpenSSL is on the stack; the adapters here
+// check the user's answer as node:tls does and turn a throw or a bad answer
+// into destroy(err), which fails the handshake.
+
+const { inspect } = require('node:util');
+const { codedError, invalidArgType } = require('./errors');
+
+// The code's spelling was fixed in Node 23 (nodejs/node#52627).
+const HINT_FAILED = Number(process.versions.node.split('.')[0]) >= 23
+  ? 'ERR_TLS_PSK_SET_IDENTITY_HINT_FAILED' : 'ERR_TLS_PSK_SET_IDENTIY_HINT_FAILED';
+
+// node's ERR_INVALID_ARG_TYPE for a list of classes.
+function notAnInstance(name, classes, value) {
+  const err = invalidArgType(name, 'X', value);
+  err.message = err.message.replace('must be of type X', `must be an instance of ${classes}`);
+  return err;
+}
+
+function invalidArgValue(name, value, reason) {
+  let shown = inspect(value);
+  if (shown.length > 128) shown = `${shown.slice(0, 128)}...`;
+  return codedError(TypeError, 'ERR_INVALID_ARG_VALUE', `The argument '${name}' ${reason}. Received ${shown}`);
+}
+
+function validateBuffer(value, name) {
+  if (!ArrayBuffer.isView(value)) throw notAnInstance(name, 'Buffer, TypedArray, or DataView', value);
+}
+
+function checkLength(psk, maxPskLen) {
+  // As node: the view's length (its byte length is checked natively).
+  if (psk.length > maxPskLen) throw invalidArgValue('psk', psk, `Pre-shared key exceeds ${maxPskLen} bytes`);
+}
+
+// Server: callback(socket, identity) answers with the key, or
+// { psk } (null/undefined: unknown identity).
+function serverAdapter(socket, callback) {
+  return function onPskServer(identity, maxPskLen) {
+    try {
+      const ret = callback.call(socket, socket, identity);
+      if (ret === null || ret === undefined) return undefined;
+      let psk;
+      if (ArrayBuffer.isView(ret)) {
+        psk = ret;
+      } else {
+        if (typeof ret !== 'object') {
+          throw notAnInstance('ret', 'Buffer, TypedArray, DataView, or Object', ret);
+        }
+        psk = ret.psk;
+        validateBuffer(psk, 'psk');
+      }
+      checkLength(psk, maxPskLen);
+      return psk;
+    } catch (err) {
+      socket.destroy(err);
+      return undefined;
+    }
+  };
+}
+
+// Client: callback(hint) answers with { psk, identity } (null/undefined:
+// offer no key). hint is null where the server sent none (always in TLS 1.3).
+function clientAdapter(socket, callback) {
+  return function onPskClient(hint, maxPskLen, maxIdentityLen) {
+    try {
+      const ret = callback.call(socket, hint);
+      if (ret === null || ret === undefined) return undefined;
+      if (typeof ret !== 'object' || Array.isArray(ret)) throw invalidArgType('ret', 'object', ret);
+      validateBuffer(ret.psk, 'psk');
+      checkLength(ret.psk, maxPskLen);
+      if (typeof ret.identity !== 'string') throw invalidArgType('identity', 'string', ret.identity);
+      if (Buffer.byteLength(ret.identity) > maxIdentityLen) {
+        throw invalidArgValue('identity', ret.identity, `PSK identity exceeds ${maxIdentityLen} bytes`);
+      }
+      return { psk: ret.psk, identity: ret.identity };
+    } catch (err) {
+      socket.destroy(err);
+      return undefined;
+    }
+  };
+}
+
+// TLSSocket options -> the handle. Returns the error node:tls destroys the
+// socket with when OpenSSL refuses the hint, or null.
+function enablePsk(socket, handle, opts) {
+  if (!opts.pskCallback) return null;
+  if (typeof opts.pskCallback !== 'function') throw invalidArgType('pskCallback', 'function', opts.pskCallback);
+  const adapter = opts.isServer ? serverAdapter : clientAdapter;
+  handle.enablePskCallback(adapter(socket, opts.pskCallback));
+  if (!opts.pskIdentityHint) return null;
+  if (typeof opts.pskIdentityHint !== 'string') {
+    throw invalidArgType('options.pskIdentityHint', 'string', opts.pskIdentityHint);
+  }
+  if (handle.setPskIdentityHint(opts.pskIdentityHint)) return null;
+  return codedError(Error, HINT_FAILED, 'Failed to set PSK identity hint');
+}
+
+// tls.Server options, checked when the server is made, as node:tls does.
+function validateServerPsk(options) {
+  if (options.pskCallback && typeof options.pskCallback !== 'function') {
+    throw invalidArgType('options.pskCallback', 'function', options.pskCallback);
+  }
+  if (options.pskIdentityHint && typeof options.pskIdentityHint !== 'string') {
+    throw invalidArgType('options.pskIdentityHint', 'string', options.pskIdentityHint);
+  }
+}
+
+module.exports = { enablePsk, validateServerPsk };

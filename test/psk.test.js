@@ -1,0 +1,400 @@
+'use strict';
+
+// Pre-shared keys (pskCallback, pskIdentityHint) as node:tls has them: TLS
+// 1.2 PSK suites and TLS 1.3 external PSKs, the checks node makes of what the
+// callbacks answer, the errors of a wrong or unknown key, destroy() from
+// inside the callback, and the openssl CLI as a real PSK peer.
+
+const assert = require('node:assert');
+const { spawn, spawnSync } = require('node:child_process');
+const { once } = require('node:events');
+const net = require('node:net');
+const { tlswrap, listen, closeServer, pattern, peerEnv } = require('./common');
+
+const KEY = Buffer.from('d731ef57be09e5204f0b205b60627028', 'hex');
+const PSK12 = { ciphers: 'PSK-AES128-CBC-SHA256', maxVersion: 'TLSv1.2' };
+const hasOpenssl = spawnSync('openssl', ['version'], { env: peerEnv }).status === 0;
+
+const serverKnows = (socket, identity) => (identity === 'client1' ? KEY : null);
+const clientSends = () => ({ psk: KEY, identity: 'client1' });
+// TLS 1.2 PSK has no certificate, and node:tls still checks the name on it.
+const noNameCheck = () => undefined;
+
+// One connection to a fresh PSK server (no certificate), reported once the
+// client has closed. The server answers 'hello' and echoes the client's data.
+async function run(serverOpts, clientOpts, { send } = {}) {
+  const server = tlswrap.createServer(serverOpts);
+  const result = { server: { events: [] }, client: { events: [], data: Buffer.alloc(0) } };
+  server.on('secureConnection', (sock) => {
+    result.server.events.push('secureConnection');
+    result.server.protocol = sock.getProtocol();
+    result.server.cipher = sock.getCipher().name;
+    const got = [];
+    sock.on('data', (d) => got.push(d));
+    sock.on('end', () => {
+      result.server.data = Buffer.concat(got);
+      sock.end();
+    });
+    sock.on('error', () => {});
+    sock.write('hello');
+  });
+  server.on('tlsClientError', (err) => {
+    result.server.events.push('tlsClientError');
+    result.server.error = err;
+  });
+  const port = await listen(server);
+  try {
+    const client = tlswrap.connect({ host: '127.0.0.1', port, ...clientOpts });
+    client.on('secureConnect', () => {
+      result.client.events.push('secureConnect');
+      result.client.protocol = client.getProtocol();
+      result.client.cipher = client.getCipher().name;
+      result.client.authorized = client.authorized;
+      result.client.reused = client.isSessionReused();
+      result.client.cert = client.getPeerCertificate();
+      client.end(send);
+    });
+    client.on('data', (d) => { result.client.data = Buffer.concat([result.client.data, d]); });
+    client.on('error', (err) => {
+      result.client.events.push('error');
+      result.client.error = err;
+    });
+    await new Promise((resolve) => client.on('close', resolve));
+    // The server side may report a beat after the client has gone.
+    if (result.server.events.length === 0) {
+      await Promise.race([once(server, 'secureConnection'), once(server, 'tlsClientError')]);
+    }
+    if (result.server.events[0] === 'secureConnection' && result.server.data === undefined) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return result;
+  } finally {
+    await closeServer(server);
+  }
+}
+
+function assertServerFails(r, code, message) {
+  assert.deepStrictEqual(r.server.events, ['tlsClientError']);
+  assert.strictEqual(r.server.error.code, code);
+  if (message) assert.match(r.server.error.message, message);
+  assert.deepStrictEqual(r.client.events, ['error']);
+  assert.strictEqual(r.client.error.code, 'ECONNRESET');
+}
+
+function assertClientFails(r, code, message) {
+  assert.deepStrictEqual(r.client.events, ['error']);
+  assert.strictEqual(r.client.error.code, code);
+  if (message) assert.match(r.client.error.message, message);
+  assert.deepStrictEqual(r.server.events, ['tlsClientError']);
+  assert.strictEqual(r.server.error.code, 'ECONNRESET');
+}
+
+describe('PSK', function () {
+  describe('handshakes', function () {
+    it('TLS 1.2 PSK suite: data both ways, the hint reaches the client, the callbacks get node\'s arguments', async function () {
+      const up = pattern(100000, 1);
+      const calls = [];
+      const r = await run({
+        ...PSK12,
+        pskIdentityHint: 'hint1',
+        pskCallback(socket, identity) {
+          calls.push(['server', this === socket, socket instanceof tlswrap.TLSSocket, identity]);
+          return serverKnows(socket, identity);
+        },
+      }, {
+        ...PSK12,
+        checkServerIdentity: noNameCheck,
+        pskCallback(hint) {
+          calls.push(['client', this instanceof tlswrap.TLSSocket, hint]);
+          return clientSends();
+        },
+      }, { send: up });
+      assert.deepStrictEqual(calls, [['client', true, 'hint1'], ['server', true, true, 'client1']]);
+      assert.deepStrictEqual(r.client.events, ['secureConnect']);
+      assert.strictEqual(r.client.protocol, 'TLSv1.2');
+      assert.strictEqual(r.client.cipher, 'PSK-AES128-CBC-SHA256');
+      assert.strictEqual(r.server.cipher, 'PSK-AES128-CBC-SHA256');
+      assert.strictEqual(r.client.authorized, true);
+      assert.strictEqual(r.client.reused, false);
+      assert.deepStrictEqual(r.client.cert, {});
+      assert.strictEqual(r.client.data.toString(), 'hello');
+      assert.ok(r.server.data.equals(up));
+    });
+
+    it('TLS 1.2 PSK suite: the default checkServerIdentity still runs and fails (no certificate)', async function () {
+      const r = await run({ ...PSK12, pskCallback: serverKnows }, { ...PSK12, pskCallback: clientSends });
+      assert.deepStrictEqual(r.client.events, ['error']);
+      assert.strictEqual(r.client.error.code, 'ERR_TLS_CERT_ALTNAME_INVALID');
+    });
+
+    it('TLS 1.3 external PSK: no hint (null), no certificate, authorized, counted as resumed', async function () {
+      const hints = [];
+      const up = pattern(50000, 2);
+      const r = await run({ pskCallback: serverKnows, pskIdentityHint: 'unused in 1.3' }, {
+        pskCallback: (hint) => { hints.push(hint); return clientSends(); },
+      }, { send: up });
+      assert.deepStrictEqual(r.client.events, ['secureConnect']);
+      assert.ok(hints.length >= 1 && hints.every((h) => h === null), String(hints));
+      assert.strictEqual(r.client.protocol, 'TLSv1.3');
+      assert.strictEqual(r.server.protocol, 'TLSv1.3');
+      // The PSK is SHA-256: only suites of that hash can use it.
+      assert.match(r.client.cipher, /^TLS_(AES_128_GCM|CHACHA20_POLY1305)_SHA256$/);
+      assert.strictEqual(r.client.authorized, true);
+      assert.strictEqual(r.client.reused, true);
+      assert.deepStrictEqual(r.client.cert, {});
+      assert.strictEqual(r.client.data.toString(), 'hello');
+      assert.ok(r.server.data.equals(up));
+    });
+
+    it('the server callback may answer { psk } as well as the key itself', async function () {
+      const r = await run({ ...PSK12, pskCallback: () => ({ psk: new Uint8Array(KEY) }) },
+        { ...PSK12, checkServerIdentity: noNameCheck, pskCallback: clientSends });
+      assert.deepStrictEqual(r.client.events, ['secureConnect']);
+    });
+  });
+
+  describe('failures', function () {
+    it('wrong key, TLS 1.2: bad record mac on both sides', async function () {
+      const r = await run({ ...PSK12, pskCallback: serverKnows }, {
+        ...PSK12, checkServerIdentity: noNameCheck, pskCallback: () => ({ psk: Buffer.alloc(16), identity: 'client1' }),
+      });
+      assert.deepStrictEqual(r.server.events, ['tlsClientError']);
+      assert.strictEqual(r.server.error.code, 'ERR_SSL_DECRYPTION_FAILED_OR_BAD_RECORD_MAC');
+      assert.deepStrictEqual(r.client.events, ['error']);
+      // The alert's name is OpenSSL's, which changed with 3.2 ("ssl/tls alert").
+      assert.match(r.client.error.code, /^ERR_SSL_(SSLV3|SSL\/TLS)_ALERT_BAD_RECORD_MAC$/);
+    });
+
+    it('wrong key, TLS 1.3: the binder does not verify', async function () {
+      const r = await run({ pskCallback: serverKnows }, { pskCallback: () => ({ psk: Buffer.alloc(16), identity: 'client1' }) });
+      assert.deepStrictEqual(r.server.events, ['tlsClientError']);
+      assert.strictEqual(r.server.error.code, 'ERR_SSL_BINDER_DOES_NOT_VERIFY');
+      assert.deepStrictEqual(r.client.events, ['error']);
+      assert.match(r.client.error.code, /^ERR_SSL_(SSLV3_ALERT_ILLEGAL_PARAMETER|TLSV1_ALERT_DECRYPT_ERROR)$/);
+    });
+
+    it('the server rejects an unknown identity (null or undefined): unknown psk identity', async function () {
+      for (const answer of [null, undefined]) {
+        const seen = [];
+        const r = await run({ ...PSK12, pskCallback: (socket, identity) => { seen.push(identity); return answer; } }, {
+          ...PSK12, checkServerIdentity: noNameCheck, pskCallback: () => ({ psk: KEY, identity: 'nobody' }),
+        });
+        assert.deepStrictEqual(seen, ['nobody']);
+        assert.deepStrictEqual(r.server.events, ['tlsClientError']);
+        assert.strictEqual(r.server.error.code, 'ERR_SSL_PSK_IDENTITY_NOT_FOUND');
+        assert.deepStrictEqual(r.client.events, ['error']);
+        assert.strictEqual(r.client.error.code, 'ERR_SSL_TLSV1_ALERT_UNKNOWN_PSK_IDENTITY');
+      }
+    });
+
+    it('the client answering null offers no key: psk identity not found (TLS 1.2)', async function () {
+      const r = await run({ ...PSK12, pskCallback: serverKnows }, { ...PSK12, checkServerIdentity: noNameCheck, pskCallback: () => null });
+      assert.deepStrictEqual(r.client.events, ['error']);
+      assert.strictEqual(r.client.error.code, 'ERR_SSL_PSK_IDENTITY_NOT_FOUND');
+      assert.deepStrictEqual(r.server.events, ['tlsClientError']);
+    });
+
+    it('server callback answering the wrong type: node\'s errors, the handshake fails', async function () {
+      const cases = [
+        ['abc', 'ERR_INVALID_ARG_TYPE',
+          /^The "ret" argument must be an instance of Buffer, TypedArray, DataView, or Object\. Received type string \('abc'\)$/],
+        [false, 'ERR_INVALID_ARG_TYPE',
+          /^The "ret" argument must be an instance of Buffer, TypedArray, DataView, or Object\. Received type boolean \(false\)$/],
+        [{ psk: 1 }, 'ERR_INVALID_ARG_TYPE',
+          /^The "psk" argument must be an instance of Buffer, TypedArray, or DataView\. Received type number \(1\)$/],
+        [Buffer.alloc(1000), 'ERR_INVALID_ARG_VALUE', /^The argument 'psk' Pre-shared key exceeds \d+ bytes\. Received <Buffer 00/],
+      ];
+      for (const [answer, code, message] of cases) {
+        const r = await run({ ...PSK12, pskCallback: () => answer },
+          { ...PSK12, checkServerIdentity: noNameCheck, pskCallback: clientSends });
+        assertServerFails(r, code, message);
+        assert.strictEqual(r.server.error.name, 'TypeError');
+      }
+    });
+
+    it('client callback answering the wrong type: node\'s errors, the handshake fails', async function () {
+      const cases = [
+        [KEY, 'ERR_INVALID_ARG_TYPE',
+          /^The "psk" argument must be an instance of Buffer, TypedArray, or DataView\. Received undefined$/],
+        ['x', 'ERR_INVALID_ARG_TYPE', /^The "ret" argument must be of type object\. Received type string \('x'\)$/],
+        [{ psk: KEY, identity: 5 }, 'ERR_INVALID_ARG_TYPE',
+          /^The "identity" argument must be of type string\. Received type number \(5\)$/],
+        [{ psk: Buffer.alloc(1000), identity: 'a' }, 'ERR_INVALID_ARG_VALUE',
+          /^The argument 'psk' Pre-shared key exceeds \d+ bytes\. Received <Buffer 00/],
+        [{ psk: KEY, identity: 'i'.repeat(1000) }, 'ERR_INVALID_ARG_VALUE',
+          /^The argument 'identity' PSK identity exceeds \d+ bytes\. Received 'i+\.\.\.$/],
+      ];
+      for (const [answer, code, message] of cases) {
+        const r = await run({ ...PSK12, pskCallback: serverKnows },
+          { ...PSK12, checkServerIdentity: noNameCheck, pskCallback: () => answer });
+        assertClientFails(r, code, message);
+      }
+    });
+
+    it('a callback that throws fails the handshake with that very error', async function () {
+      const boom = new Error('server boom');
+      let r = await run({ ...PSK12, pskCallback: () => { throw boom; } },
+        { ...PSK12, checkServerIdentity: noNameCheck, pskCallback: clientSends });
+      assertServerFails(r, undefined);
+      assert.strictEqual(r.server.error, boom);
+      const cboom = new Error('client boom');
+      r = await run({ pskCallback: serverKnows }, { pskCallback: () => { throw cboom; } });
+      assertClientFails(r, undefined);
+      assert.strictEqual(r.client.error, cboom);
+    });
+
+    for (const version of ['TLSv1.2', 'TLSv1.3']) {
+      it(`destroy() from inside the server's pskCallback (${version}): nothing more is negotiated`, async function () {
+        const opts = { ...PSK12, maxVersion: version };
+        const r = await run({ ...opts, pskCallback: (socket) => { socket.destroy(); return KEY; } },
+          { ...opts, checkServerIdentity: noNameCheck, pskCallback: clientSends });
+        assertServerFails(r, 'ECONNRESET', /^socket hang up$/);
+        assert.strictEqual(r.client.data.length, 0);
+      });
+
+      it(`destroy() from inside the client's pskCallback (${version}): closed without an error`, async function () {
+        const opts = { ...PSK12, maxVersion: version };
+        let client = null;
+        const r = await run({ ...opts, pskCallback: serverKnows }, {
+          ...opts,
+          checkServerIdentity: noNameCheck,
+          pskCallback() { client = this; this.destroy(); return clientSends(); },
+        });
+        assert.ok(client.destroyed);
+        assert.deepStrictEqual(r.client.events, []);
+        assert.deepStrictEqual(r.server.events, ['tlsClientError']);
+        assert.strictEqual(r.server.error.code, 'ECONNRESET');
+      });
+    }
+  });
+
+  describe('options', function () {
+    it('createServer checks pskCallback and pskIdentityHint as node:tls does', function () {
+      assert.throws(() => tlswrap.createServer({ pskCallback: 'x' }), {
+        code: 'ERR_INVALID_ARG_TYPE',
+        message: 'The "options.pskCallback" property must be of type function. Received type string (\'x\')',
+      });
+      assert.throws(() => tlswrap.createServer({ pskIdentityHint: 5 }), {
+        code: 'ERR_INVALID_ARG_TYPE',
+        message: 'The "options.pskIdentityHint" property must be of type string. Received type number (5)',
+      });
+      // Falsy values mean "not given".
+      tlswrap.createServer({ pskCallback: 0, pskIdentityHint: '' });
+    });
+
+    it('connect checks pskCallback', function () {
+      assert.throws(() => tlswrap.connect({ port: 1, host: '127.0.0.1', pskCallback: 'x' }), {
+        code: 'ERR_INVALID_ARG_TYPE',
+        message: 'The "pskCallback" argument must be of type function. Received type string (\'x\')',
+      });
+      assert.throws(() => new tlswrap.TLSSocket(null, { isServer: true, pskCallback: () => {}, pskIdentityHint: 5 }), {
+        code: 'ERR_INVALID_ARG_TYPE',
+      });
+    });
+
+    it('a hint OpenSSL refuses (too long): tlsClientError ERR_TLS_PSK_SET_IDENTIY_HINT_FAILED', async function () {
+      const r = await run({ ...PSK12, pskCallback: serverKnows, pskIdentityHint: 'h'.repeat(1000) },
+        { ...PSK12, checkServerIdentity: noNameCheck, pskCallback: clientSends });
+      // Node 23 fixed the code's spelling.
+      const code = Number(process.versions.node.split('.')[0]) >= 23
+        ? 'ERR_TLS_PSK_SET_IDENTITY_HINT_FAILED' : 'ERR_TLS_PSK_SET_IDENTIY_HINT_FAILED';
+      assertServerFails(r, code, /^Failed to set PSK identity hint$/);
+    });
+  });
+
+  describe('openssl CLI as the peer', function () {
+    before(function () {
+      if (!hasOpenssl) this.skip();
+    });
+
+    const HEX = KEY.toString('hex');
+    const VERSIONS = [['TLSv1.2', ['-tls1_2', '-cipher', 'PSK-AES128-CBC-SHA256']], ['TLSv1.3', ['-tls1_3']]];
+
+    async function freePort() {
+      const s = net.createServer();
+      const port = await listen(s);
+      await closeServer(s);
+      return port;
+    }
+
+    async function stop(proc) {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        proc.kill();
+        await once(proc, 'exit');
+      }
+    }
+
+    for (const [version, flags] of VERSIONS) {
+      it(`tlswrap client <-> openssl s_server -psk (${version})`, async function () {
+        const port = await freePort();
+        const proc = spawn('openssl', ['s_server', '-accept', `127.0.0.1:${port}`, '-naccept', '1', '-nocert',
+          '-psk', HEX, '-psk_identity', 'client1', '-psk_hint', 'from-openssl', '-rev', ...flags],
+        { env: peerEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+        let out = '';
+        proc.stdout.on('data', (d) => { out += d; });
+        proc.stderr.on('data', (d) => { out += d; });
+        try {
+          // ACCEPT is printed once it listens.
+          while (!out.includes('ACCEPT')) {
+            await Promise.race([once(proc.stdout, 'data'), once(proc, 'exit').then(() => { throw new Error(out); })]);
+          }
+          const hints = [];
+          const client = tlswrap.connect({
+            host: '127.0.0.1', port, minVersion: version, maxVersion: version, ciphers: flags[2],
+            checkServerIdentity: noNameCheck,
+            pskCallback: (hint) => { hints.push(hint); return clientSends(); },
+          });
+          await once(client, 'secureConnect');
+          assert.strictEqual(client.getProtocol(), version);
+          assert.deepStrictEqual(hints, [version === 'TLSv1.2' ? 'from-openssl' : null]);
+          // -rev answers each line reversed.
+          client.write('hello psk\n');
+          let got = '';
+          client.on('data', (d) => { got += d; });
+          while (!got.includes('ksp olleh')) await once(client, 'data');
+          client.destroy();
+        } finally {
+          await stop(proc);
+        }
+      });
+
+      it(`openssl s_client -psk <-> tlswrap server (${version})`, async function () {
+        const identities = [];
+        const server = tlswrap.createServer({
+          minVersion: version, maxVersion: version, ciphers: flags[2], pskIdentityHint: 'from-tlswrap',
+          pskCallback: (socket, identity) => { identities.push(identity); return serverKnows(socket, identity); },
+        });
+        const secure = new Promise((resolve, reject) => {
+          server.once('secureConnection', (sock) => {
+            sock.on('error', () => {});
+            sock.once('data', (d) => {
+              sock.end(`got ${d.toString().trim()}\n`);
+              resolve(sock.getProtocol());
+            });
+          });
+          server.on('tlsClientError', reject);
+        });
+        const port = await listen(server);
+        const proc = spawn('openssl', ['s_client', '-connect', `127.0.0.1:${port}`, '-quiet', '-nocommands',
+          '-psk', HEX, '-psk_identity', 'client1', ...flags], { env: peerEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+        let out = '';
+        proc.stdout.on('data', (d) => { out += d; });
+        let err = '';
+        proc.stderr.on('data', (d) => { err += d; });
+        proc.stdin.on('error', () => {});
+        try {
+          proc.stdin.write('from-openssl\n');
+          assert.strictEqual(await secure, version);
+          while (!out.includes('got from-openssl')) {
+            await Promise.race([once(proc.stdout, 'data'), once(proc, 'exit').then(() => { throw new Error(out + err); })]);
+          }
+          assert.deepStrictEqual(identities, ['client1']);
+        } finally {
+          proc.stdin.destroy();
+          await stop(proc);
+          await closeServer(server);
+        }
+      });
+    }
+  });
+});

@@ -324,6 +324,27 @@ describe('PSK', function () {
       }
     }
 
+    it('an identity that is not UTF-8 is refused without calling pskCallback', async function () {
+      const calls = [];
+      const server = tlswrap.createServer({ ...PSK12, pskCallback: (socket, identity) => { calls.push(identity); return KEY; } });
+      const failed = Promise.race([once(server, 'tlsClientError'), once(server, 'secureConnection').then(() => [{}])]);
+      const port = await listen(server);
+      // The identity's bytes as they are (a\xffb): node would turn an argument
+      // string into UTF-8.
+      const proc = spawn('bash', ['-c', `exec openssl s_client -connect 127.0.0.1:${port} -tls1_2 ` +
+        `-cipher PSK-AES128-CBC-SHA256 -psk ${HEX} -psk_identity $'a\\xffb'`],
+      { env: peerEnv, stdio: ['pipe', 'ignore', 'ignore'] });
+      try {
+        const [err] = await failed;
+        assert.strictEqual(err.code, 'ERR_SSL_PSK_IDENTITY_NOT_FOUND');
+        assert.deepStrictEqual(calls, []);
+      } finally {
+        proc.stdin.destroy();
+        await stop(proc);
+        await closeServer(server);
+      }
+    });
+
     for (const [version, flags] of VERSIONS) {
       it(`tlswrap client <-> openssl s_server -psk (${version})`, async function () {
         const port = await freePort();

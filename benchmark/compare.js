@@ -7,9 +7,11 @@
 //     [--cipher AES-256-GCM] [--node /path/to/node]
 //   node benchmark/compare.js --handshake [--runs 3] [--dur 3] [--tls ...]
 //     [--concurrency 8] [--node ...]
+//   node benchmark/compare.js --https [--runs 3] [--dur 3] [--tls 1.3]
+//     [--proto h1,h2] [--client node] [--node ...]
 //
-// Every measurement is its own child process (throughput-s2c.js or
-// handshake.js), so one impl's heap, JIT state or leaked handles cannot
+// Every measurement is its own child process (throughput-s2c.js,
+// handshake.js or https.js), so one impl's heap, JIT state or leaked handles cannot
 // colour the other's numbers. Within a cell the impls alternate
 // (builtin, tlswrap, builtin, tlswrap, ...) so that drift in machine load
 // hits both about equally. Progress goes to stderr, the table (markdown, to
@@ -25,6 +27,7 @@ const { normalizeTlsVersion } = require('./common.js');
 
 const IMPLS = ['builtin', 'tlswrap'];
 const GiB = 1024 * 1024 * 1024;
+const MiB = 1024 * 1024;
 // Per-process cost on top of warm-up + dur (startup, handshake, teardown),
 // only for the ETA shown at start.
 const WARMUP = 0.5;
@@ -40,7 +43,10 @@ const USAGE = `usage: node benchmark/compare.js [options]
   --cipher NAME       AES-256-GCM, AES-128-GCM, CHACHA20-POLY1305 (default AES-256-GCM)
   --node PATH         run the benchmark children under this node binary
   --handshake         measure full handshakes per second instead of throughput
-  --concurrency N     connections in flight for --handshake (default 8)`;
+  --concurrency N     connections in flight for --handshake (default 8)
+  --https             HTTPS / HTTP/2 servers (https.js): requests/s and download MiB/s
+  --proto LIST        h1, h2 for --https (default both)
+  --client LIST       node, tlswrap: the load generator's client library for --https (default node)`;
 
 function parseCli(argv) {
   const o = {
@@ -54,7 +60,11 @@ function parseCli(argv) {
     node: process.execPath,
     handshake: false,
     concurrency: 8,
+    https: false,
+    proto: ['h1', 'h2'],
+    client: ['node'],
   };
+  let tlsGiven = false;
   const list = (v) => String(v).split(',').map((s) => s.trim()).filter(Boolean);
   const num = (name, v) => {
     const n = Number(v);
@@ -73,7 +83,7 @@ function parseCli(argv) {
     switch (arg) {
       case '--runs': o.runs = num(arg, next()); break;
       case '--dur': o.dur = num(arg, next()); break;
-      case '--tls': o.tls = list(next()).map(normalizeTlsVersion); break;
+      case '--tls': o.tls = list(next()).map(normalizeTlsVersion); tlsGiven = true; break;
       case '--fragment': o.fragment = list(next()).map((v) => num(arg, v)); break;
       case '--recvbuflen': o.recvbuflen = list(next()).map((v) => num(arg, v)); break;
       case '--type': o.type = list(next()); break;
@@ -81,6 +91,9 @@ function parseCli(argv) {
       case '--node': o.node = next(); break;
       case '--handshake': o.handshake = true; break;
       case '--concurrency': o.concurrency = num(arg, next()); break;
+      case '--https': o.https = true; break;
+      case '--proto': o.proto = list(next()); break;
+      case '--client': o.client = list(next()); break;
       case '-h':
       case '--help':
         process.stdout.write(`${USAGE}\n`);
@@ -92,12 +105,40 @@ function parseCli(argv) {
   }
   if (!Number.isInteger(o.runs) || o.runs < 1) throw new Error('--runs must be an integer >= 1');
   if (!(o.dur > 0)) throw new Error('--dur must be > 0');
+  if (o.https && o.handshake) throw new Error('--https and --handshake are separate runs');
+  // A request/response cell costs both versions' time for little news: the
+  // HTTP cells default to TLS 1.3 only.
+  if (o.https && !tlsGiven) o.tls = ['TLSv1.3'];
   return o;
 }
 
 // The cells of the grid, each with the key=value args its child gets.
+// The --https cells: proto, body size and what is in flight. A body over
+// 1 MiB is a download, shown in MiB/s; the others in requests/s.
+const HTTPS_CELLS = [
+  { proto: 'h1', size: 1024, concurrency: 1 },
+  { proto: 'h1', size: 1024, concurrency: 50 },
+  { proto: 'h1', size: 65536, concurrency: 1 },
+  { proto: 'h1', size: 65536, concurrency: 50 },
+  { proto: 'h1', size: 256 * MiB, concurrency: 1 },
+  { proto: 'h2', size: 1024, concurrency: 100 },
+  { proto: 'h2', size: 256 * MiB, concurrency: 1 },
+];
+
+const isDownload = (cell) => cell.size > MiB;
+
 function buildCells(o) {
   const cells = [];
+  if (o.https) {
+    for (const tlsVersion of o.tls) {
+      for (const client of o.client) {
+        for (const c of HTTPS_CELLS) {
+          if (o.proto.includes(c.proto)) cells.push({ ...c, client, tlsVersion, cipher: o.cipher, dur: o.dur });
+        }
+      }
+    }
+    return cells;
+  }
   if (o.handshake) {
     for (const tlsVersion of o.tls) {
       cells.push({ tlsVersion, concurrency: o.concurrency, cipher: o.cipher, dur: o.dur });
@@ -116,8 +157,20 @@ function buildCells(o) {
   return cells;
 }
 
+function sizeLabel(n) {
+  return n >= MiB ? `${n / MiB} MiB` : `${n / 1024} KiB`;
+}
+
 function cellLabel(cell, o) {
   if (o.handshake) return cell.tlsVersion;
+  if (o.https) {
+    const what = isDownload(cell)
+      ? `${sizeLabel(cell.size)} download, MiB/s`
+      : `${sizeLabel(cell.size)} x ${cell.concurrency} ${cell.proto === 'h2' ? 'streams' : 'conns'}, req/s`;
+    const extra = [o.tls.length > 1 ? cell.tlsVersion : '', o.client.length > 1 ? `client=${cell.client}` : '']
+      .filter(Boolean).join(' ');
+    return `${cell.proto} ${what}${extra ? ` ${extra}` : ''}`;
+  }
   const parts = [cell.tlsVersion, `frag=${cell.fragment}`, `recvbuf=${cell.recvbuflen}`];
   if (o.type.length > 1 || cell.type !== 'buf') parts.push(`type=${cell.type}`);
   return parts.join(' ');
@@ -191,9 +244,9 @@ function fmt(x, digits) {
 
 // CSV: one row per child, written as it finishes so a Ctrl-C keeps them.
 const CSV_COLUMNS = [
-  'bench', 'impl', 'run', 'ok', 'tlsVersion', 'fragment', 'recvbuflen', 'type', 'concurrency',
+  'bench', 'impl', 'run', 'ok', 'tlsVersion', 'fragment', 'recvbuflen', 'type', 'proto', 'size', 'client', 'concurrency',
   'cipher', 'dur', 'value', 'unit', 'bytes', 'conns', 'elapsed', 'cpuUser', 'cpuSystem',
-  'peakRssMiB', 'maxRssMiB', 'majorGC', 'minorGC', 'gcMs', 'cipherSuite', 'node', 'openssl',
+  'peakRssMiB', 'maxRssMiB', 'majorGC', 'minorGC', 'gcMs', 'clientCpu', 'cipherSuite', 'node', 'openssl',
   'exitCode', 'error',
 ];
 
@@ -220,7 +273,13 @@ function machineLine(o) {
 }
 
 // Per impl in a cell: the successful results and the failures.
-function summarize(cellRuns, impl, o) {
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+function summarize(cellRuns, impl, o, cell) {
   const runs = cellRuns.filter((r) => r.impl === impl);
   const good = runs.filter((r) => r.ok).map((r) => r.result);
   const failed = runs.filter((r) => !r.ok);
@@ -230,12 +289,19 @@ function summarize(cellRuns, impl, o) {
   if (o.handshake) {
     s.values = good.map((r) => r.connsPerSec);
     s.cpu = mean(good.map((r) => (r.conns > 0 ? (cpu(r) / r.conns) * 1000 : NaN)));
+  } else if (o.https && !isDownload(cell)) {
+    // The server's CPU per request, in microseconds.
+    s.values = good.map((r) => r.reqPerSec);
+    s.cpu = mean(good.map((r) => (r.requests > 0 ? (cpu(r) / r.requests) * 1e6 : NaN)));
   } else {
     s.values = good.map((r) => r.mibps);
     s.cpu = mean(good.map((r) => (r.bytes > 0 ? cpu(r) / (r.bytes / GiB) : NaN)));
   }
   s.mean = mean(s.values);
   s.sd = sd(s.values);
+  s.median = median(s.values);
+  s.min = Math.min(...s.values);
+  s.max = Math.max(...s.values);
   s.rss = mean(good.map((r) => r.peakRssMiB));
   s.majorGC = mean(good.map((r) => r.majorGC));
   return s;
@@ -253,14 +319,20 @@ function printTable(o, cells, runsByCell, header) {
     if (s.n === 0) return 'not run';
     const refs = [...new Set(s.failed.map((f) => noteFor(f.error)))].join('');
     if (s.good.length === 0) return `FAILED ${s.failed.length}/${s.n} ${refs}`;
-    let t = `${fmt(s.mean, digits)} ± ${fmt(s.sd, digits)}`;
+    let t = o.https
+      ? `${fmt(s.median, 0)} (${fmt(s.min, 0)}–${fmt(s.max, 0)})`
+      : `${fmt(s.mean, digits)} ± ${fmt(s.sd, digits)}`;
     if (s.failed.length) t += ` (${s.failed.length}/${s.n} failed ${refs})`;
     return t;
   };
   const pair = (b, t, key, d) => `${b.good.length ? fmt(b[key], d) : '—'} / ${t.good.length ? fmt(t[key], d) : '—'}`;
 
-  const unit = o.handshake ? 'conns/s' : 'MiB/s';
-  const cpuHead = o.handshake ? 'CPU ms/conn (b / t)' : 'CPU s/GiB (b / t)';
+  let unit = o.handshake ? 'conns/s' : 'MiB/s';
+  let cpuHead = o.handshake ? 'CPU ms/conn (b / t)' : 'CPU s/GiB (b / t)';
+  if (o.https) {
+    unit = 'median (min–max)';
+    cpuHead = 'server CPU µs/req or s/GiB (b / t)';
+  }
   const head = [
     'cell', `builtin ${unit}`, `tlswrap ${unit}`, 'ratio t/b', cpuHead,
     'peak RSS MiB (b / t)', 'major GCs/run (b / t)',
@@ -269,12 +341,15 @@ function printTable(o, cells, runsByCell, header) {
   for (const cell of cells) {
     const cellRuns = runsByCell.get(cell);
     if (!cellRuns || cellRuns.length === 0) continue;
-    const b = summarize(cellRuns, 'builtin', o);
-    const t = summarize(cellRuns, 'tlswrap', o);
-    const ratio = b.good.length && t.good.length && b.mean > 0 ? fmt(t.mean / b.mean, 2) : '—';
+    const b = summarize(cellRuns, 'builtin', o, cell);
+    const t = summarize(cellRuns, 'tlswrap', o, cell);
+    // --https: the ratio of the medians (one slow run on a shared machine
+    // should not decide a cell).
+    const key = o.https ? 'median' : 'mean';
+    const ratio = b.good.length && t.good.length && b[key] > 0 ? fmt(t[key] / b[key], 2) : '—';
     rows.push([
       cellLabel(cell, o), valueCell(b), valueCell(t), ratio,
-      pair(b, t, 'cpu', 2), pair(b, t, 'rss', 0), pair(b, t, 'majorGC', 1),
+      pair(b, t, 'cpu', o.https && !isDownload(cell) ? 0 : 2), pair(b, t, 'rss', 0), pair(b, t, 'majorGC', 1),
     ]);
   }
 
@@ -298,16 +373,20 @@ async function main() {
     process.stderr.write(`${err.message}\n`);
     process.exit(2);
   }
-  const script = path.join(__dirname, o.handshake ? 'handshake.js' : 'throughput-s2c.js');
+  const bench = o.https ? 'https' : o.handshake ? 'handshake' : 'throughput-s2c';
+  const script = path.join(__dirname, `${bench}.js`);
   const cells = buildCells(o);
   const total = cells.length * o.runs * IMPLS.length;
 
   const header = [
-    `${o.handshake ? 'handshake' : 'throughput-s2c'}: ${machineLine(o)}`,
+    `${bench}: ${machineLine(o)}`,
     `command: node benchmark/compare.js ${process.argv.slice(2).join(' ')}`.trimEnd(),
     o.handshake
       ? `${o.runs} runs per impl, ${o.dur} s each, ${o.concurrency} in flight, ${o.cipher}, mean ± sd`
-      : `${o.runs} runs per impl, ${o.dur} s each, ${o.cipher}, 16 MiB writes, mean ± sd`,
+      : o.https
+        ? `${o.runs} runs per impl, ${o.dur} s each, ${o.cipher}, keep-alive, load generator in a child process ` +
+          `(client: ${o.client.join(', ')}), median (min–max), ratio of medians`
+        : `${o.runs} runs per impl, ${o.dur} s each, ${o.cipher}, 16 MiB writes, mean ± sd`,
   ];
 
   const resultsDir = path.join(__dirname, 'results');
@@ -347,8 +426,12 @@ async function main() {
         runsByCell.get(cell).push({ impl, run, ...r });
 
         const res = r.result || {};
-        const value = o.handshake ? res.connsPerSec : res.mibps;
-        const unit = o.handshake ? 'conns/s' : 'MiB/s';
+        let value = o.handshake ? res.connsPerSec : res.mibps;
+        let unit = o.handshake ? 'conns/s' : 'MiB/s';
+        if (o.https && !isDownload(cell)) {
+          value = res.reqPerSec;
+          unit = 'req/s';
+        }
         const secs = ((Date.now() - t0) / 1000).toFixed(1);
         process.stderr.write(r.ok
           ? `${value} ${unit} (${secs} s)${r.error ? ` warning: ${r.error}` : ''}\n`
@@ -357,7 +440,7 @@ async function main() {
         // The cell's values come last so a failed run's row still says
         // which cell it was.
         const row = {
-          ...res, ...cell, bench: o.handshake ? 'handshake' : 'throughput-s2c',
+          ...res, ...cell, bench,
           impl, run, ok: r.ok, value, unit, exitCode: r.code, error: r.error,
         };
         fs.appendFileSync(csvPath, `${CSV_COLUMNS.map((c) => csvField(row[c])).join(',')}\n`);

@@ -13,8 +13,9 @@
 //
 // Messages to the parent: {type: 'begin'} when the timed window opens
 // (`warmup` seconds after the first response byte), {type: 'end', ...counts}
-// when it closes `dur` seconds later. Any error ends the child with a
-// message on stderr and a non-zero exit code.
+// when it closes `dur` seconds later; it exits when the parent disconnects.
+// Any error before then ends the child with a message on stderr and a
+// non-zero exit code.
 
 const common = require('./common.js');
 
@@ -51,7 +52,9 @@ function end() {
     elapsed,
     clientCpu: (cpu.user + cpu.system) / 1e6,
     connections,
-  }, () => process.exit(0));
+  });
+  // Stay connected until the parent has its numbers: exiting now could reset
+  // connections the server still counts as live, before the message arrives.
 }
 
 function fail(err) {

@@ -81,6 +81,7 @@ function sendBody(out) {
 }
 
 let server;
+let child; // the load generator
 const sockets = new Set();
 if (opts.proto === 'h1') {
   const https = opts.impl === 'builtin' ? require('node:https') : require('tlswrap/https');
@@ -123,7 +124,7 @@ server.listen(0, '127.0.0.1', () => {
     dur: opts.dur,
     warmup: opts.warmup,
   };
-  const child = fork(path.join(__dirname, 'https-load.js'), [JSON.stringify(cfg)], {
+  child = fork(path.join(__dirname, 'https-load.js'), [JSON.stringify(cfg)], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   child.on('message', (msg) => {
@@ -166,9 +167,10 @@ function end(counts) {
   };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 
-  // The child exits after its message; close what is left so this process
-  // exits by itself.
+  // Close the server's side first, then let the child go (it exits on
+  // disconnect), so this process exits by itself.
   for (const s of sockets) s.destroy();
+  child.disconnect();
   server.close();
   setTimeout(() => {
     process.stderr.write('warning: process did not exit by itself within 2 s of the result\n');

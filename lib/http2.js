@@ -78,6 +78,24 @@ const forwardedGetters = [
 // and the socket options the TCP socket.
 const forwardedChainable = ['ref', 'unref', 'setNoDelay', 'setKeepAlive'];
 
+// Consecutive buffers joined into runs of about kMergeSize bytes, so a
+// large batch is not copied into one allocation as large.
+const kMergeSize = 256 * 1024;
+function mergeBuffers(bufs) {
+  const out = [];
+  let start = 0;
+  let size = 0;
+  for (let i = 0; i < bufs.length; i++) {
+    size += bufs[i].length;
+    if (size >= kMergeSize || i === bufs.length - 1) {
+      out.push(i === start ? bufs[i] : Buffer.concat(bufs.slice(start, i + 1), size));
+      start = i + 1;
+      size = 0;
+    }
+  }
+  return out;
+}
+
 function defineTLSStreamSocket() {
   const JSStreamSocket = jsStreamSocketClass();
   class Wrapper extends JSStreamSocket {
@@ -100,6 +118,15 @@ function defineTLSStreamSocket() {
 
     get encrypted() {
       return true;
+    }
+
+    // nghttp2's output, one buffer per frame header (9 bytes) and per payload
+    // slice. Written one by one, every DATA frame's header would go out as
+    // a TLS record of its own, 26 bytes of ciphertext costing a record's
+    // work at both ends; merged, the records come out full, as node:tls
+    // (which copies a write's buffers into one) makes them.
+    doWrite(req, bufs) {
+      return super.doWrite(req, bufs.length > 1 ? mergeBuffers(bufs) : bufs);
     }
 
     get secureConnecting() {

@@ -11,7 +11,9 @@ const { execFile, spawnSync } = require('node:child_process');
 const { once } = require('node:events');
 const path = require('node:path');
 const { promisify } = require('node:util');
-const { builtin, fixtures, tlswrap, serverOptions, listen, closeServer, peerEnv } = require('./common');
+const {
+  builtin, fixtures, tlswrap, serverOptions, listen, closeServer, peerEnv, pattern, startRecordProxy, RecordType,
+} = require('./common');
 const { runChild, describeExit } = require('./run-child');
 
 const http2 = builtin ? require('node:http2') : require('tlswrap/http2');
@@ -142,6 +144,30 @@ describe('http2', function () {
       assert.strictEqual(text, `${n}:${'y'.repeat(n * 100)}`);
     });
     assert.strictEqual(serverSessions.size, 1);
+  });
+
+  it("a large body goes out in full TLS records, not a record per DATA frame's header", async function () {
+    const body = pattern(1024 * 1024);
+    const { port } = await start({ minVersion: 'TLSv1.3' }, (req, res) => res.end(body));
+    // Application-data records from the server, by ciphertext length. A
+    // frame header alone (9 bytes) is a 26-byte TLS 1.3 record.
+    const lengths = [];
+    const proxy = await startRecordProxy(port, (direction, record) => {
+      if (direction === 'toClient' && record[0] === RecordType.applicationData) lengths.push(record.length - 5);
+    });
+    try {
+      const session = client(proxy.port);
+      const chunks = [];
+      const req = session.request({ ':path': '/' });
+      req.on('data', (d) => chunks.push(d));
+      await once(req, 'end');
+      assert.ok(Buffer.concat(chunks).equals(body), 'the body arrives intact');
+      // 64 DATA frames of 16 KiB: written buffer by buffer, 64 headers alone.
+      const headerOnly = lengths.filter((n) => n === 9 + 17).length;
+      assert.ok(headerOnly < 8, `${headerOnly} of ${lengths.length} records hold a frame header alone`);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('client and server sessions report the TLS identity: encrypted, h2, originSet, certificates', async function () {

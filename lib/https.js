@@ -5,7 +5,8 @@
 // listener is node:http's own connection listener, with the HTTP options kept
 // by node:http's own storeHTTPOptions. So parsing, keep-alive, the timeouts
 // and connection tracking are node's, and every TLS event is the server's.
-// The client side is node's https.Agent with tlswrap.connect under it.
+// The client side is node's https.Agent with tlswrap.connect under it and
+// tlswrap's session cache in it.
 
 const http = require('node:http');
 const nodeHttps = require('node:https');
@@ -22,6 +23,7 @@ const {
 } = require('node:_http_server');
 const { connect } = require('./connect');
 const { invalidArgType } = require('./errors');
+const { SessionCache } = require('./session_cache');
 const { Server: TLSServer } = require('./server');
 
 for (const [name, value] of Object.entries({
@@ -85,7 +87,69 @@ function createServer(options, requestListener) {
 const kOwnIdentityCheck = Symbol('tlswrap.https.ownIdentityCheck');
 let ownIdentityChecks = 0;
 
+// The Agent's sessions live in a SessionCache (LRU, at most
+// maxCachedSessions keys), keyed as connect({ sessionCache }) keys them, so a
+// session never crosses servername, CA, client certificate, ALPN offer or
+// verification settings, and only verified connections store one. connect()
+// reaches it through _getSession/_cacheSession/_evictSession, node's names,
+// so a program that overrides them still sees every session.
+const kSessions = Symbol('tlswrap.https.sessions');
+const kStore = Symbol('tlswrap.https.store');
+
 class Agent extends nodeHttps.Agent {
+  constructor(options) {
+    super(options);
+    const agent = this;
+    this[kStore] = {
+      get: (key) => agent._getSession(key),
+      set: (key, session) => agent._cacheSession(key, session),
+      delete: (key, session) => agent._evictSession(key, session),
+    };
+  }
+
+  // node's { map: { key: session }, list: [keys, least recently used first] },
+  // read from the cache (a copy: writing to it changes nothing; assigning a
+  // new one replaces the cache's content, as node's constructor does).
+  get _sessionCache() {
+    const map = {};
+    const list = [];
+    if (this[kSessions]) {
+      for (const [key, entry] of this[kSessions]._entries) {
+        if (entry.sessions.length === 0) continue;
+        list.push(key);
+        map[key] = entry.sessions[0].der;
+      }
+    }
+    return { map, list };
+  }
+
+  set _sessionCache(value) {
+    this[kSessions] = new SessionCache();
+    const list = value && Array.isArray(value.list) ? value.list : [];
+    for (const key of list) {
+      const session = value.map && value.map[key];
+      if (Buffer.isBuffer(session)) this._cacheSession(key, session);
+    }
+  }
+
+  _getSession(key) {
+    if (this.maxCachedSessions === 0) return undefined;
+    return this[kSessions].get(key);
+  }
+
+  _cacheSession(key, session) {
+    if (this.maxCachedSessions === 0) return;
+    // Read at each store, as node does: a program may change it later.
+    const max = this.maxCachedSessions;
+    this[kSessions].max = typeof max === 'number' && max >= 1 ? max : 100;
+    this[kSessions].set(key, session);
+  }
+
+  // (key) drops the key's sessions, as node's; (key, session) that one.
+  _evictSession(key, session) {
+    this[kSessions].delete(key, session);
+  }
+
   // (options) | (port, host, options) as node's https.Agent takes them.
   createConnection(port, host, options) {
     if (port !== null && typeof port === 'object') {
@@ -98,19 +162,14 @@ class Agent extends nodeHttps.Agent {
     if (typeof port === 'number') options.port = port;
     if (typeof host === 'string') options.host = host;
 
-    const key = options[kOwnIdentityCheck] ? undefined : options._agentKey;
-    if (key) {
-      const session = this._getSession(key);
-      if (session) options = { session, ...options };
+    // A request with its own checkServerIdentity (usually a new function each
+    // time) would only fill the cache with keys nothing reuses.
+    if (options.sessionCache === undefined && options._agentKey && !options[kOwnIdentityCheck] &&
+        this.maxCachedSessions !== 0) {
+      options.sessionCache = this[kStore];
     }
     const socket = connect(options);
     if (options[kOwnIdentityCheck]) socket[kOwnIdentityCheck] = true;
-    if (key) {
-      socket.on('session', (session) => this._cacheSession(key, session));
-      socket.once('close', (hadError) => {
-        if (hadError) this._evictSession(key);
-      });
-    }
     return socket;
   }
 

@@ -9,6 +9,7 @@ const assert = require('node:assert');
 const { execFile, spawnSync } = require('node:child_process');
 const { once } = require('node:events');
 const net = require('node:net');
+const nodeTls = require('node:tls');
 const path = require('node:path');
 const { builtin, fixtures, tlswrap, serverOptions, listen, closeServer, peerEnv } = require('./common');
 
@@ -181,6 +182,69 @@ describe('https', function () {
     assert.notStrictEqual(small._sessionCache.list[0], firstKey);
     const again = await fetch(port, { agent: small, servername: 'localhost' });
     assert.strictEqual(again.req.socket.isSessionReused(), false);
+  });
+
+  // The Agent's sessions follow the session cache's rules (README, "Client
+  // session cache"): keyed by everything that must match, verified
+  // connections only. Where node:https does the same, builtin runs them too.
+  for (const version of ['TLSv1.2', 'TLSv1.3']) {
+    describe(`Agent sessions never cross settings, ${version}`, function () {
+      const cases = [
+        ['CA sets', { ca: [fixtures.ca] }, { ca: [fixtures.ca, fixtures.selfSignedCert] }],
+        ['server names', { servername: 'localhost' }, { servername: '' }],
+        ['client certificates', {}, { cert: fixtures.clientCert, key: fixtures.clientKey }],
+        // node:https's Agent keys its sessions by the agent name, which
+        // leaves the ALPN offer out.
+        ['ALPN offers', { ALPNProtocols: ['http/1.1'] }, { ALPNProtocols: ['x-other', 'http/1.1'] }, true],
+      ];
+      for (const [what, a, b, tlswrapOnly] of cases) {
+        it(`different ${what}: full handshake; the first settings still resume`, async function () {
+          if (builtin && tlswrapOnly) this.skip();
+          const { port } = await start({ minVersion: version, maxVersion: version }, (req, res) => res.end('ok'));
+          const fresh = agent({ keepAlive: false });
+          assert.strictEqual((await fetch(port, { agent: fresh, ...a })).req.socket.isSessionReused(), false);
+          const other = await fetch(port, { agent: fresh, ...b });
+          assert.strictEqual(other.text, 'ok');
+          assert.strictEqual(other.req.socket.isSessionReused(), false);
+          assert.strictEqual((await fetch(port, { agent: fresh, ...a })).req.socket.isSessionReused(), true);
+        });
+      }
+
+      it('a session from a connection that failed checkServerIdentity is never reused', async function () {
+        const { port } = await start({ minVersion: version, maxVersion: version }, (req, res) => res.end('ok'));
+        let fail = true;
+        const checkServerIdentity = (name, cert) => (fail ? new Error('not this time') : nodeTls.checkServerIdentity(name, cert));
+        const checked = agent({ keepAlive: false, checkServerIdentity });
+        await assert.rejects(fetch(port, { agent: checked }), { message: 'not this time' });
+        fail = false;
+        assert.strictEqual((await fetch(port, { agent: checked })).req.socket.isSessionReused(), false);
+        assert.strictEqual((await fetch(port, { agent: checked })).req.socket.isSessionReused(), true);
+      });
+
+      it('rejectUnauthorized: false: an unauthorized connection leaves no session to reuse', async function () {
+        if (builtin) this.skip(); // node:https caches it, and resumes it as authorized: false
+        const { port } = await start({ minVersion: version, maxVersion: version }, (req, res) => res.end('ok'));
+        const lax = agent({ keepAlive: false, rejectUnauthorized: false });
+        const first = await fetch(port, { agent: lax, ca: fixtures.selfSignedCert });
+        assert.strictEqual(first.req.socket.authorized, false);
+        assert.strictEqual((await fetch(port, { agent: lax, ca: fixtures.selfSignedCert })).req.socket.isSessionReused(),
+          false);
+        assert.strictEqual(lax._sessionCache.list.length, 0);
+      });
+    });
+  }
+
+  it('_sessionCache has node\'s shape; assigning an empty one clears it', async function () {
+    const { port } = await start({}, (req, res) => res.end('ok'));
+    const fresh = agent({ keepAlive: false });
+    await fetch(port, { agent: fresh });
+    const { map, list } = fresh._sessionCache;
+    assert.strictEqual(list.length, 1);
+    assert.deepStrictEqual(Object.keys(map), list);
+    assert.ok(Buffer.isBuffer(map[list[0]]));
+    fresh._sessionCache = { map: {}, list: [] };
+    assert.strictEqual(fresh._sessionCache.list.length, 0);
+    assert.strictEqual((await fetch(port, { agent: fresh })).req.socket.isSessionReused(), false);
   });
 
   it('a request with its own checkServerIdentity gets a socket of its own', async function () {

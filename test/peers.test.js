@@ -2,8 +2,9 @@
 
 // Real peers, each started here, none mocked: undici (its Agent over a
 // tlswrap connect function, and fetch), ws (wss over tlswrap/https and
-// node:https, both ways), nginx (tlswrap client to an nginx ssl server, and
-// nginx proxy_pass https to a tlswrap/https server with verification on) and
+// node:https, both ways), nginx (tlswrap client to an nginx ssl server,
+// resuming its sessions by ID and by ticket, and nginx proxy_pass https to a
+// tlswrap/https server with verification on) and
 // headless Chromium (fetch and a WebSocket from a page served by tlswrap/https,
 // the certificate trusted by SPKI pin). nginx and Chromium are system
 // packages: a test that needs a missing one skips with the reason, except
@@ -334,6 +335,41 @@ http {
         assert.strictEqual(sha256(big.body), sha256(file));
         assert.strictEqual(big.res.req.reusedSocket, true);
         assert.ok(big.socket instanceof tlswrap.TLSSocket);
+      });
+    }
+
+    // A tlswrap/https Agent (its session cache) resumes against nginx: TLS
+    // 1.2 session IDs from ssl_session_cache, TLS 1.2 and 1.3 tickets from
+    // ssl_session_tickets, and TLS 1.3 stateful tickets (ssl_session_cache
+    // with tickets off: OpenSSL takes each of those once).
+    const resumptions = [
+      ['TLSv1.2', 'session IDs', 'ssl_session_cache shared:tlswrap:1m; ssl_session_tickets off;'],
+      ['TLSv1.2', 'tickets', 'ssl_session_cache none; ssl_session_tickets on;'],
+      ['TLSv1.3', 'tickets', 'ssl_session_cache none; ssl_session_tickets on;'],
+      ['TLSv1.3', 'stateful single-use tickets', 'ssl_session_cache shared:tlswrap:1m; ssl_session_tickets off;'],
+    ];
+    for (const [version, kind, sessionConf] of resumptions) {
+      it(`a tlswrap client resumes against nginx, ${version} ${kind}`, async function () {
+        const port = await startNginx((p) => `
+  server {
+    listen 127.0.0.1:${p} ssl;
+    ssl_certificate ${fixturePath('server-cert.pem')};
+    ssl_certificate_key ${fixturePath('server-key.pem')};
+    ssl_protocols ${version};
+    ${sessionConf}
+    location / { return 200 "$ssl_protocol $ssl_session_reused"; }
+  }`);
+        const agent = new https.Agent({ keepAlive: false });
+        cleanups.push(() => agent.destroy());
+        const seen = [];
+        for (let i = 0; i < 3; i++) {
+          const r = await get(https, `https://127.0.0.1:${port}/`, { agent, ca: fixtures.ca, servername: 'localhost' });
+          assert.strictEqual(r.res.statusCode, 200);
+          seen.push(`${r.socket.isSessionReused()} ${r.body}`);
+          // A TLS 1.3 ticket nginx sends after the response may still be on its way.
+          if (!r.socket.destroyed) await once(r.socket, 'close');
+        }
+        assert.deepStrictEqual(seen, [`false ${version} .`, `true ${version} r`, `true ${version} r`]);
       });
     }
 

@@ -52,6 +52,11 @@ function loadImpl(impl) {
   return impl === 'builtin' ? require('node:tls') : require(path.join(__dirname, '..'));
 }
 
+// node:https or tlswrap/https, the same way.
+function loadHttps(impl) {
+  return impl === 'builtin' ? require('node:https') : require(path.join(__dirname, '..', 'lib', 'https.js'));
+}
+
 // A benchmark's start: key=value arguments over `defaults`, `check(opts)`
 // (throws to refuse them), then the impl. Any failure ends the process.
 function setup(defaults, check) {
@@ -188,6 +193,7 @@ module.exports = {
   parseArgs,
   normalizeTlsVersion,
   loadImpl,
+  loadHttps,
   setup,
   checkInt,
   tlsOptions,

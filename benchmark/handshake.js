@@ -5,6 +5,7 @@
 //
 //   node benchmark/handshake.js [impl=tlswrap] [tlsVersion=TLSv1.3]
 //     [concurrency=8] [dur=5] [cipher=AES-256-GCM] [warmup=0.5] [resume=0]
+//     [cache=0] [https=0]
 //
 // Server and client in this one process on 127.0.0.1, same impl both ends.
 // `concurrency` connections are kept in flight: each one connects, completes
@@ -21,6 +22,14 @@
 // session any earlier one received (the same code for both impls, so the
 // difference is the engines'); a connection that offered one and was not
 // resumed fails the run.
+// cache=1 (impl=tlswrap, resume=1): the client resumes through
+// connect({ sessionCache }) instead of passing `session` by hand: what a
+// tlswrap program does, against the best a node:tls program can do.
+// https=1: each connection is one HTTPS GET on a fresh connection (node:https
+// or tlswrap/https, the server answers one byte), through `agent: false`
+// (resume=0: a new Agent each time, so no session) or one Agent with
+// keepAlive off that resumes its cached sessions (resume=1). The server issues
+// tickets in both.
 //
 // Timing as in throughput-s2c: the window opens `warmup` seconds after the
 // first completed connection and lasts `dur` seconds. Prints one JSON line.
@@ -36,9 +45,16 @@ const { opts, tls } = common.setup({
   cipher: 'AES-256-GCM',
   warmup: 0.5,
   resume: 0,
+  cache: 0,
+  https: 0,
 }, (o) => {
   common.checkInt(o, 'concurrency', 1);
   common.checkInt(o, 'resume', 0, 1);
+  common.checkInt(o, 'cache', 0, 1);
+  common.checkInt(o, 'https', 0, 1);
+  if (o.cache && (o.impl !== 'tlswrap' || !o.resume || o.https)) {
+    throw new Error('cache=1 needs impl=tlswrap and resume=1 (https=1 resumes through the Agent anyway)');
+  }
   if (!(o.dur > 0) || !(o.warmup >= 0)) throw new Error('dur must be > 0 and warmup >= 0');
 });
 
@@ -47,13 +63,21 @@ const { server: serverOpts, client: clientOpts } = common.tlsOptions(opts.tlsVer
 // SSL_OP_NO_TICKET: no TLS 1.2 tickets; in TLS 1.3 it makes tickets stateful,
 // which need a server-side cache that does not exist here, so nothing can be
 // resumed either way (and the client never offers a session anyway).
-if (!opts.resume) serverOpts.secureOptions = cryptoConstants.SSL_OP_NO_TICKET;
+if (!opts.resume && !opts.https) serverOpts.secureOptions = cryptoConstants.SSL_OP_NO_TICKET;
 let session; // resume=1: the latest session received
+const sessionCache = opts.cache ? new tls.SessionCache() : undefined;
+const https = opts.https ? common.loadHttps(opts.impl) : undefined;
+// https=1, resume=1: the one Agent, which resumes its cached sessions.
+const agent = opts.https && opts.resume ? new https.Agent({ keepAlive: false }) : false;
 
 let finished = false; // after this, errors are teardown noise, not failures
 const serverSockets = new Set();
 
-const server = tls.createServer(serverOpts, (socket) => {
+function onRequest(req, res) {
+  res.end('k');
+}
+
+const server = opts.https ? https.createServer(serverOpts, onRequest) : tls.createServer(serverOpts, (socket) => {
   serverSockets.add(socket);
   socket.on('close', () => serverSockets.delete(socket));
   socket.on('error', (err) => {
@@ -62,6 +86,12 @@ const server = tls.createServer(serverOpts, (socket) => {
   // One byte so the client has proof the server finished its handshake.
   socket.end('k');
 });
+if (opts.https) {
+  server.on('secureConnection', (socket) => {
+    serverSockets.add(socket);
+    socket.on('close', () => serverSockets.delete(socket));
+  });
+}
 server.on('tlsClientError', (err) => {
   if (!finished) common.fail(err);
 });
@@ -73,24 +103,86 @@ let startTime;
 let started = false;
 const clients = new Set();
 
+// One connection is done: count it and start the next.
+function onDone(port) {
+  if (finished) return;
+  completed++;
+  if (!started) {
+    started = true;
+    clearTimeout(noConnTimer);
+    setTimeout(begin, opts.warmup * 1000);
+  }
+  connectOne(port);
+}
+
+function checkConnection(socket, resume) {
+  if (socket.isSessionReused() !== resume) {
+    common.fail(new Error(resume ? 'session was not resumed' : 'session was resumed; expected full handshakes'));
+  }
+  const protocol = socket.getProtocol();
+  if (protocol !== opts.tlsVersion) {
+    common.fail(new Error(`negotiated ${protocol}, asked for ${opts.tlsVersion}`));
+  }
+}
+
+// The first `concurrency` connections start before any session exists.
+let opened = 0;
+
+function requestOne(port) {
+  if (finished) return;
+  const check = !agent || opened++ >= opts.concurrency;
+  const req = https.get({ ...clientOpts, port, path: '/', agent }, (res) => {
+    const socket = res.socket;
+    clients.add(socket);
+    if (check) checkConnection(socket, !!agent);
+    let body = '';
+    res.setEncoding('latin1');
+    res.on('data', (d) => {
+      body += d;
+    });
+    res.on('end', () => {
+      if (body !== 'k') common.fail(new Error(`unexpected response body ${JSON.stringify(body)}`));
+      const next = () => {
+        clients.delete(socket);
+        onDone(port);
+      };
+      if (socket.destroyed) next();
+      else socket.once('close', next);
+    });
+  });
+  req.on('error', (err) => {
+    if (!finished) common.fail(err);
+  });
+}
+
 function connectOne(port) {
+  if (opts.https) {
+    requestOne(port);
+    return;
+  }
   if (finished) return;
   const offered = opts.resume ? session : undefined;
+  if (sessionCache) {
+    const check = opened++ >= opts.concurrency;
+    const client = tls.connect({ ...clientOpts, port, sessionCache }, () => {
+      if (check) checkConnection(client, true);
+    });
+    track(client, port);
+    return;
+  }
   const client = tls.connect({ ...clientOpts, port, session: offered }, () => {
-    if (client.isSessionReused() !== (offered !== undefined)) {
-      common.fail(new Error(offered ? 'session was not resumed' : 'session was resumed; expected full handshakes'));
-    }
-    const protocol = client.getProtocol();
-    if (protocol !== opts.tlsVersion) {
-      common.fail(new Error(`negotiated ${protocol}, asked for ${opts.tlsVersion}`));
-    }
+    checkConnection(client, offered !== undefined);
   });
-  clients.add(client);
   if (opts.resume) {
     client.on('session', (s) => {
       session = s;
     });
   }
+  track(client, port);
+}
+
+function track(client, port) {
+  clients.add(client);
   let gotByte = false;
   client.on('data', () => {
     gotByte = true;
@@ -102,13 +194,7 @@ function connectOne(port) {
     clients.delete(client);
     if (finished) return;
     if (!gotByte) common.fail(new Error('connection closed before the server byte arrived'));
-    completed++;
-    if (!started) {
-      started = true;
-      clearTimeout(noConnTimer);
-      setTimeout(begin, opts.warmup * 1000);
-    }
-    connectOne(port);
+    onDone(port);
   });
 }
 
@@ -141,6 +227,8 @@ function end() {
     dur: opts.dur,
     cipher: opts.cipher,
     resume: opts.resume,
+    cache: opts.cache,
+    https: opts.https,
     connsPerSec: common.round(conns / elapsed, 1),
     conns,
     elapsed: common.round(elapsed, 3),
@@ -151,6 +239,7 @@ function end() {
   process.stdout.write(`${JSON.stringify(result)}\n`);
 
   // Tear down so the process exits by itself; see throughput-s2c.js.
+  if (agent) agent.destroy();
   for (const c of clients) c.destroy();
   for (const s of serverSockets) s.destroy();
   server.close();

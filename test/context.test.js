@@ -99,6 +99,28 @@ describe('context: key material', function () {
     assertOk(await handshake(serverOptions(), { ca: [fixtures.selfSignedCert.toString(), fixtures.ca] }));
     assertOk(await handshake(serverOptions(), { ca: Buffer.concat([fixtures.selfSignedCert, fixtures.ca]) }));
   });
+
+  // tlswrap parses a `ca` text once and keeps the certificates for the next
+  // context with the same text: trust must follow the bytes, not the object.
+  it('a ca Buffer rewritten in place trusts what it holds now', async function () {
+    const ca = Buffer.alloc(Math.max(fixtures.ca.length, fixtures.selfSignedCert.length), '\n');
+    fixtures.ca.copy(ca);
+    assertOk(await handshake(serverOptions(), { ca }));
+    ca.fill('\n');
+    fixtures.selfSignedCert.copy(ca);
+    const out = await handshake(serverOptions(), { ca });
+    assert.strictEqual(out.client.error.code, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+    ca.fill('\n');
+    fixtures.ca.copy(ca);
+    assertOk(await handshake(serverOptions(), { ca }));
+  });
+
+  it('contexts keep their CAs while many other ca texts come and go', async function () {
+    const first = tlswrap.createSecureContext({ ca: fixtures.ca });
+    for (let i = 1; i <= 150; i++) tlswrap.createSecureContext({ ca: `${fixtures.ca}${'\n'.repeat(i)}` });
+    assertOk(await handshake(serverOptions(), { secureContext: first }));
+    assertOk(await handshake(serverOptions(), { ca: fixtures.ca }));
+  });
 });
 
 describe('context: protocol versions', function () {

@@ -4,6 +4,7 @@
 
 #include <openssl/pem.h>
 
+#include "engine/context_config.h"
 #include "engine/events.h"
 #include "errors.h"
 #include "secure_context.h"
@@ -33,6 +34,21 @@ X509_STORE* AddonData::RootStore(Napi::Value pems, uint32_t version, bool defaul
   root_store = std::move(store);
   root_store_version = version;
   return root_store.get();
+}
+
+const std::vector<X509Ptr>& AddonData::CACerts(std::string pem) {
+  constexpr size_t kMaxEntries = 64;
+  constexpr size_t kMaxBytes = 4 << 20;
+  auto found = ca_certs.find(pem);
+  if (found != ca_certs.end()) return found->second;
+  BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  std::vector<X509Ptr> certs = bio ? config::ReadCACerts(bio.get()) : std::vector<X509Ptr>();
+  if (ca_certs.size() >= kMaxEntries || ca_certs_bytes + pem.size() > kMaxBytes) {
+    ca_certs.clear();
+    ca_certs_bytes = 0;
+  }
+  ca_certs_bytes += pem.size();
+  return ca_certs.emplace(std::move(pem), std::move(certs)).first->second;
 }
 
 Napi::Value DerOf(Napi::Env env, X509* cert) {

@@ -271,12 +271,18 @@ void SecureContext::SetPartialChain(const Napi::CallbackInfo& /*info*/) {
 
 void SecureContext::AddCACert(const Napi::CallbackInfo& info) {
   ErrorQueueGuard guard;
-  BioPtr bio = MemBio(info[0]);
+  std::string pem;
+  if (info[0].IsBuffer()) {
+    auto buf = info[0].As<Napi::Buffer<char>>();
+    pem.assign(buf.Data(), buf.Length());
+  } else {
+    pem = info[0].ToString().Utf8Value();
+  }
   SSL_CTX* ctx = Live();
   X509_STORE* store = OwnStore();
   // Like node:tls, a CA entry that holds no PEM certificate adds nothing and
   // is not an error (so nothing is trusted if that was the only one).
-  config::AddCACerts(ctx, store, bio.get());
+  config::AddCACerts(ctx, store, AddonData::Get(info.Env())->CACerts(std::move(pem)));
 }
 
 void SecureContext::AddCRL(const Napi::CallbackInfo& info) {

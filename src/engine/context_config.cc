@@ -42,16 +42,26 @@ X509Ptr ReadCertificateChain(BIO* bio, X509StackPtr* chain) {
   return cert;
 }
 
-int AddCACerts(SSL_CTX* ctx, X509_STORE* store, BIO* bio) {
-  int n = 0;
-  while (X509* raw = PEM_read_bio_X509_AUX(bio, nullptr, nullptr, nullptr)) {
-    X509Ptr cert(raw);
+std::vector<X509Ptr> ReadCACerts(BIO* bio) {
+  std::vector<X509Ptr> certs;
+  while (X509* raw = PEM_read_bio_X509_AUX(bio, nullptr, nullptr, nullptr)) certs.emplace_back(raw);
+  ERR_clear_error();
+  return certs;
+}
+
+void AddCACerts(SSL_CTX* ctx, X509_STORE* store, const std::vector<X509Ptr>& certs) {
+  for (const X509Ptr& cert : certs) {
     X509_STORE_add_cert(store, cert.get());
     SSL_CTX_add_client_CA(ctx, cert.get());
-    n++;
   }
+  // A certificate already in the store is not an error here.
   ERR_clear_error();
-  return n;
+}
+
+int AddCACerts(SSL_CTX* ctx, X509_STORE* store, BIO* bio) {
+  std::vector<X509Ptr> certs = ReadCACerts(bio);
+  AddCACerts(ctx, store, certs);
+  return static_cast<int>(certs.size());
 }
 
 bool ReadPKCS12(BIO* bio, const std::string& pass, EvpPkeyPtr* key, X509Ptr* cert,

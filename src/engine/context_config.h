@@ -7,6 +7,7 @@
 #define TLSWRAP_ENGINE_CONTEXT_CONFIG_H_
 
 #include <string>
+#include <vector>
 
 #include "openssl_ptr.h"
 
@@ -18,6 +19,10 @@ namespace config {
 EvpPkeyPtr ReadPrivateKey(BIO* bio, const std::string* pass);
 // The first PEM certificate (null if none) and the ones after it in `chain`.
 X509Ptr ReadCertificateChain(BIO* bio, X509StackPtr* chain);
+// Every PEM certificate in `bio` (none is not an error).
+std::vector<X509Ptr> ReadCACerts(BIO* bio);
+// `certs` into `store` and the context's client CA list.
+void AddCACerts(SSL_CTX* ctx, X509_STORE* store, const std::vector<X509Ptr>& certs);
 // Every PEM certificate in `bio` into `store` and the context's client CA
 // list; none is not an error. Returns how many.
 int AddCACerts(SSL_CTX* ctx, X509_STORE* store, BIO* bio);

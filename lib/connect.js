@@ -179,6 +179,8 @@ function connect(...args) {
     pskCallback: options.pskCallback,
     onread: options.onread,
     highWaterMark: options.highWaterMark,
+    requestOCSP: options.requestOCSP,
+    enableTrace: options.enableTrace,
     // The socket is attached below: node:tls takes its allowHalfOpen then.
     allowHalfOpen: options.socket ? !!options.socket.allowHalfOpen : options.allowHalfOpen,
   });

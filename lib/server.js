@@ -90,6 +90,7 @@ function tlsConnectionListener(rawSocket) {
     pskCallback: server._pskCallback,
     pskIdentityHint: server._pskIdentityHint,
     highWaterMark: server._highWaterMark,
+    enableTrace: server._enableTrace,
   });
   socket[kErrorEmitted] = false;
   socket.on('secure', onServerSocketSecure);
@@ -121,6 +122,7 @@ class Server extends net.Server {
     this.requestCert = options.requestCert === true;
     this.rejectUnauthorized = options.rejectUnauthorized !== false;
     this._highWaterMark = options.highWaterMark;
+    this._enableTrace = options.enableTrace;
     if (options.sessionTimeout) this.sessionTimeout = options.sessionTimeout;
     if (options.ALPNProtocols) convertALPNProtocols(options.ALPNProtocols, this);
     if (options.SNICallback !== undefined && typeof options.SNICallback !== 'function') {

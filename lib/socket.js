@@ -21,6 +21,7 @@ const { codedError, invalidArgType, validateInteger } = require('./errors');
 const { attachTransport, awaitsConnect, kOwner, onTransportConnect } = require('./transport');
 const { addNetSurface } = require('./net_surface');
 const { enablePsk } = require('./psk');
+const { requestOCSP, traceOption, wantsOCSPRequest } = require('./ocsp');
 
 // The engine's event codes (src/engine/events.h, exported by the addon).
 const {
@@ -37,6 +38,7 @@ const {
   transportError: kTransportError,
   writeDone: kWriteDone,
   writeGone: kWriteGone,
+  ocspResponse: kOCSPResponse,
 } = binding.events;
 
 
@@ -48,8 +50,8 @@ function onEngineData(chunk, a, b) {
   if (b !== undefined && (a !== 0 || b !== chunk.length)) chunk = chunk.subarray(a, a + b);
   this[kOwner]._onClearData(chunk, a);
 }
-function onEngineEvent(type, arg) {
-  this[kOwner]._onEngineEvent(type, arg);
+function onEngineEvent(type, arg, extra) {
+  this[kOwner]._onEngineEvent(type, arg, extra);
 }
 function onEngineCiphertext(chunk) {
   return this[kOwner]._writeCiphertext(chunk);
@@ -142,6 +144,7 @@ class TLSSocket extends net.Socket {
   constructor(socket, options) {
     const opts = options === undefined ? {} : options;
     if (opts === null || typeof opts !== 'object') throw invalidArgType('options', 'Object', options);
+    const enableTrace = traceOption(opts.enableTrace);
     // As node:tls: with a socket given, its allowHalfOpen, never the option.
     const allowHalfOpen = socket ? !!socket.allowHalfOpen : !!opts.allowHalfOpen;
     // net.Socket makes this a Duplex without a handle; it sets emitClose off
@@ -212,12 +215,14 @@ class TLSSocket extends net.Socket {
     } else if (opts.ALPNProtocols !== undefined && opts.ALPNProtocols !== null && !opts.isServer) {
       throw invalidArgType('options.ALPNProtocols', ['Array', 'Buffer', 'TypedArray', 'DataView'], opts.ALPNProtocols);
     }
+    if (enableTrace) handle.enableTrace();
     if (opts.isServer) {
-      if (opts.SNICallback) handle.enableCertCb();
+      if (opts.SNICallback || wantsOCSPRequest(opts)) handle.enableCertCb();
       if (typeof opts.ALPNCallback === 'function') this._enableALPNCallback(opts.ALPNCallback);
     } else {
       if (opts.session) this.setSession(opts.session);
       if (opts.servername) this.setServername(opts.servername);
+      if (opts.requestOCSP) handle.requestOCSP();
     }
     if (opts.onread) this._setOnread(opts.onread);
     const pskError = enablePsk(this, handle, opts);
@@ -352,7 +357,7 @@ class TLSSocket extends net.Socket {
     return super.resume();
   }
 
-  _onEngineEvent(type, arg) {
+  _onEngineEvent(type, arg, extra) {
     switch (type) {
       case kHandshakeStart:
         this._onHandshakeStart();
@@ -367,7 +372,10 @@ class TLSSocket extends net.Socket {
         this.emit('keylog', arg);
         break;
       case kCertCb:
-        this._onCertCb(arg);
+        this._onCertCb(arg, extra);
+        break;
+      case kOCSPResponse:
+        this.emit('OCSPResponse', arg);
         break;
       case kEnd:
         this._onEngineEnd();
@@ -461,12 +469,14 @@ class TLSSocket extends net.Socket {
     if (session !== null) this.emit('session', session);
   }
 
-  _onCertCb(servername) {
+  // The certificate callback's pause: the SNICallback first, then
+  // 'OCSPRequest', then the handshake goes on (as in node:tls).
+  _onCertCb(servername, ocspRequested) {
     const handle = this._handle;
     if (servername) this.servername = servername;
     const sniCallback = this._tlsOptions.SNICallback;
     if (!servername || typeof sniCallback !== 'function') {
-      handle.certCbDone();
+      requestOCSP(this, handle, undefined, ocspRequested);
       return;
     }
     let called = false;
@@ -485,7 +495,7 @@ class TLSSocket extends net.Socket {
         this.destroy(e);
         return;
       }
-      handle.certCbDone(native);
+      requestOCSP(this, handle, native, ocspRequested);
     };
     // A throwing SNICallback fails this connection only, as in node:tls.
     try {
@@ -830,7 +840,9 @@ class TLSSocket extends net.Socket {
     this._disableRenegotiation = true;
   }
 
-  enableTrace() {}
+  enableTrace() {
+    if (this._handle !== null) this._handle.enableTrace();
+  }
 
   connect(...args) {
     if (this._transport === null) {

@@ -3,6 +3,7 @@
 #include <openssl/core_names.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
+#include <openssl/x509v3.h>
 
 #include <cstring>
 #include <string>
@@ -66,6 +67,7 @@ Napi::Function SecureContext::Init(Napi::Env env) {
                          InstanceMethod<&SecureContext::GetTicketKeys>("getTicketKeys"),
                          InstanceMethod<&SecureContext::SetTicketRotation>("setTicketRotation"),
                          InstanceMethod<&SecureContext::GetCertificate>("getCertificate"),
+                         InstanceMethod<&SecureContext::GetIssuer>("getIssuer"),
                          InstanceMethod<&SecureContext::Close>("close"),
                      });
 }
@@ -220,6 +222,10 @@ void SecureContext::SetKey(const Napi::CallbackInfo& info) {
   }
 }
 
+namespace {
+using X509StoreCtxPtr = DeletePtr<X509_STORE_CTX, X509_STORE_CTX_free>;
+}  // namespace
+
 void SecureContext::UseCertificateChain(X509Ptr cert, STACK_OF(X509) * chain) {
   Napi::Env env = Env();
   SSL_CTX* ctx = Live();
@@ -227,11 +233,29 @@ void SecureContext::UseCertificateChain(X509Ptr cert, STACK_OF(X509) * chain) {
     ThrowCryptoError(env, "Failed to use certificate");
   }
   SSL_CTX_clear_chain_certs(ctx);
+  issuer_.reset();
+  X509* issuer = nullptr;
   for (int i = 0; chain != nullptr && i < sk_X509_num(chain); i++) {
-    if (SSL_CTX_add1_chain_cert(ctx, sk_X509_value(chain, i)) != 1) {
+    X509* ca = sk_X509_value(chain, i);
+    if (SSL_CTX_add1_chain_cert(ctx, ca) != 1) {
       ThrowCryptoError(env, "Failed to add certificate to the chain");
     }
+    if (issuer == nullptr && X509_check_issued(ca, cert.get()) == X509_V_OK) issuer = ca;
   }
+  // As node:tls: the first certificate of the chain that issued it, else one
+  // from the trust store as it is now (the `ca` option is loaded before).
+  if (issuer != nullptr) {
+    X509_up_ref(issuer);
+    issuer_.reset(issuer);
+    return;
+  }
+  X509StoreCtxPtr store_ctx(X509_STORE_CTX_new());
+  if (store_ctx &&
+      X509_STORE_CTX_init(store_ctx.get(), SSL_CTX_get_cert_store(ctx), nullptr, nullptr) == 1) {
+    X509* found = nullptr;
+    if (X509_STORE_CTX_get1_issuer(&found, store_ctx.get(), cert.get()) == 1) issuer_.reset(found);
+  }
+  ERR_clear_error();
 }
 
 void SecureContext::SetCert(const Napi::CallbackInfo& info) {
@@ -479,6 +503,11 @@ Napi::Value SecureContext::GetTicketKeys(const Napi::CallbackInfo& info) {
 void SecureContext::SetTicketRotation(const Napi::CallbackInfo& info) {
   rotation_interval_ = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double, std::milli>(info[0].As<Napi::Number>().DoubleValue()));
+}
+
+Napi::Value SecureContext::GetIssuer(const Napi::CallbackInfo& info) {
+  if (!issuer_) return info.Env().Null();
+  return DerOf(info.Env(), issuer_.get());
 }
 
 Napi::Value SecureContext::GetCertificate(const Napi::CallbackInfo& info) {

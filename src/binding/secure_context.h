@@ -55,6 +55,9 @@ class SecureContext : public Napi::ObjectWrap<SecureContext> {
   // forgets retired keys once no ticket they sealed can still be valid.
   void RotateTicketKeys(SSL_CTX* ctx);
   Napi::Value GetCertificate(const Napi::CallbackInfo& info);
+  // The issuer of the certificate, as found when it was set (DER), or null:
+  // what node:tls hands an 'OCSPRequest' listener.
+  Napi::Value GetIssuer(const Napi::CallbackInfo& info);
   // Frees the SSL_CTX now rather than at GC: connect() closes the context it
   // made for one connection when that connection is destroyed, as node:tls
   // does with its single-use contexts.
@@ -78,6 +81,7 @@ class SecureContext : public Napi::ObjectWrap<SecureContext> {
   static constexpr int64_t kExternalSize = 24 * 1024;
 
   SslCtxPtr ctx_;
+  X509Ptr issuer_;
   bool external_reported_ = false;
   bool own_store_ = false;
   // What setSessionIdContext() set: server sessions are bound to it and to

@@ -405,7 +405,18 @@ void TLSWrap::DeliverEvent(const Event& event) {
       arg = Napi::Buffer<char>::Copy(env, event.payload.data(), event.payload.size());
       break;
     case EventType::kCertCb:
-      arg = Napi::String::New(env, event.payload);
+      // The servername, and whether the client asked for OCSP stapling.
+      Call(on_event_,
+           {Napi::Number::New(env, static_cast<int>(event.type)),
+            Napi::String::New(env, event.payload), Napi::Boolean::New(env, event.value != 0)});
+      return;
+    case EventType::kOCSPResponse:
+      // node:tls hands null to 'OCSPResponse' when nothing was stapled.
+      if (event.value != 0) {
+        arg = Napi::Buffer<char>::Copy(env, event.payload.data(), event.payload.size());
+      } else {
+        arg = env.Null();
+      }
       break;
     case EventType::kError:
       arg = TlsError(env, static_cast<unsigned long>(event.value), "TLS connection failed").Value();

@@ -52,6 +52,9 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   void EnableCertCb(const Napi::CallbackInfo& info);
   void CertCbDone(const Napi::CallbackInfo& info);
   void SetKeyCert(const Napi::CallbackInfo& info);
+  void RequestOCSP(const Napi::CallbackInfo& info);
+  void SetOCSPResponse(const Napi::CallbackInfo& info);
+  void EnableTrace(const Napi::CallbackInfo& info);
   Napi::Value UseNativeTransport(const Napi::CallbackInfo& info);
   void SetNoDelay(const Napi::CallbackInfo& info);
   void SetKeepAlive(const Napi::CallbackInfo& info);

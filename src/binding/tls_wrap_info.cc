@@ -34,6 +34,9 @@ Napi::Function TLSWrap::Init(Napi::Env env) {
                          InstanceMethod<&TLSWrap::EnableCertCb>("enableCertCb"),
                          InstanceMethod<&TLSWrap::CertCbDone>("certCbDone"),
                          InstanceMethod<&TLSWrap::SetKeyCert>("setKeyCert"),
+                         InstanceMethod<&TLSWrap::RequestOCSP>("requestOCSP"),
+                         InstanceMethod<&TLSWrap::SetOCSPResponse>("setOCSPResponse"),
+                         InstanceMethod<&TLSWrap::EnableTrace>("enableTrace"),
                          InstanceMethod<&TLSWrap::UseNativeTransport>("useNativeTransport"),
                          InstanceMethod<&TLSWrap::SetNoDelay>("setNoDelay"),
                          InstanceMethod<&TLSWrap::SetKeepAlive>("setKeepAlive"),
@@ -389,6 +392,22 @@ void TLSWrap::EnableKeylog(const Napi::CallbackInfo& /*info*/) {
 
 void TLSWrap::EnableCertCb(const Napi::CallbackInfo& /*info*/) {
   if (engine_) engine_->EnableCertCb();
+}
+
+void TLSWrap::RequestOCSP(const Napi::CallbackInfo& /*info*/) {
+  if (!dead()) engine_->RequestOCSP();
+}
+
+// Server, from an 'OCSPRequest' callback (JS checked it is a Buffer): the
+// response to staple once the certificate callback's pause ends.
+void TLSWrap::SetOCSPResponse(const Napi::CallbackInfo& info) {
+  if (dead()) return;
+  auto buf = info[0].As<Napi::Buffer<unsigned char>>();
+  engine_->SetOCSPResponse(buf.Data(), buf.Length());
+}
+
+void TLSWrap::EnableTrace(const Napi::CallbackInfo& /*info*/) {
+  if (!dead()) engine_->EnableTrace();
 }
 
 // Calls fn() under the connection's async context and returns what it

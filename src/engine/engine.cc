@@ -252,6 +252,42 @@ bool Engine::UseKeyCert(SSL_CTX* ctx) {
   return true;
 }
 
+void Engine::RequestOCSP() {
+  if (dead() || is_server_) return;
+  SSL_set_tlsext_status_type(ssl(), TLSEXT_STATUSTYPE_ocsp);
+}
+
+void Engine::SetOCSPResponse(const unsigned char* data, size_t len) {
+  if (dead() || !is_server_) return;
+  ocsp_response_.assign(reinterpret_cast<const char*>(data), len);
+  has_ocsp_response_ = true;
+}
+
+namespace {
+
+// SSL_trace as node:tls calls it. The trace is best effort: what a failed
+// BIO write leaves in the error queue is dropped, and only that (an error
+// OpenSSL queued before this message, an alert's cause, must stay).
+void TraceMessage(int write_p, int version, int content_type, const void* buf, size_t len, SSL* ssl,
+                  void* arg) {
+  ERR_set_mark();
+  SSL_trace(write_p, version, content_type, buf, len, ssl, arg);
+  ERR_pop_to_mark();
+}
+
+}  // namespace
+
+bool Engine::EnableTrace() {
+  if (dead()) return false;
+  if (!trace_bio_) {
+    trace_bio_.reset(BIO_new_fp(stderr, BIO_NOCLOSE | BIO_FP_TEXT));
+    if (!trace_bio_) return false;
+  }
+  SSL_set_msg_callback(ssl(), TraceMessage);
+  SSL_set_msg_callback_arg(ssl(), trace_bio_.get());
+  return true;
+}
+
 void Engine::SetSessionIdContext(const std::string& sid_ctx) {
   sid_ctx_ = sid_ctx;
 }

@@ -174,6 +174,15 @@ class Engine {
   // tlsSocket.setKeyCert(): serve `ctx`'s certificate, key and chain (and
   // check client certificates against its CAs). Servers only, as in node.
   bool UseKeyCert(SSL_CTX* ctx);
+  // Client: ask the server for a stapled OCSP response (status_request);
+  // kOCSPResponse reports what came. Before Start().
+  void RequestOCSP();
+  // Server: the OCSP response to staple, given while the certificate
+  // callback pauses (before CertCbDone()); sent once.
+  void SetOCSPResponse(const unsigned char* data, size_t len);
+  // OpenSSL's protocol trace (SSL_trace) of every message from now on, to
+  // stderr as node:tls's enableTrace() writes it.
+  bool EnableTrace();
   // The server's sessionIdContext, from which the session id context bound
   // to each ClientHello's server name is derived.
   void SetSessionIdContext(const std::string& sid_ctx);
@@ -218,6 +227,7 @@ class Engine {
   static unsigned int PskClientCallback(SSL* ssl, const char* hint, char* identity,
                                         unsigned int max_identity, unsigned char* psk,
                                         unsigned int max_psk);
+  static int StatusCallback(SSL* ssl, void* arg);
   static int ClientHelloCallback(SSL* ssl, int* alert, void* arg);
   static SSL_SESSION* GetSessionCallback(SSL* ssl, const unsigned char* id, int len, int* copy);
   static int VerifyCallback(int preverify_ok, X509_STORE_CTX* ctx);
@@ -262,6 +272,9 @@ class Engine {
   bool alpn_callback_ = false;
   bool psk_ = false;
   Pause cert_cb_ = Pause::kNone;
+  std::string ocsp_response_;  // server: the staple for the status callback
+  bool has_ocsp_response_ = false;
+  BioPtr trace_bio_;  // stderr, once tracing is on
   // Server session cache outside OpenSSL ('newSession'/'resumeSession'): the
   // ClientHello waits (SSL_CLIENT_HELLO_RETRY) while it is looked up.
   bool new_session_events_ = false;

@@ -2,6 +2,7 @@
 // stamped with the plaintext offset they happened at (delivery keeps wire
 // order); SNI and resumption pause the handshake instead of asking anyone;
 // only ALPN selection and PSK ask the Delegate while OpenSSL is on the stack.
+#include <cstring>
 #include <string_view>
 
 #include "engine.h"
@@ -19,6 +20,9 @@ void Engine::ConfigureContext(SSL_CTX* ctx) {
   SSL_CTX_set_alpn_select_cb(ctx, AlpnSelectCallback, nullptr);
   SSL_CTX_set_client_hello_cb(ctx, ClientHelloCallback, nullptr);
   SSL_CTX_sess_set_get_cb(ctx, GetSessionCallback);
+  // OpenSSL calls it only where status was asked for: a client that set
+  // requestOCSP, a server whose client sent status_request.
+  SSL_CTX_set_tlsext_status_cb(ctx, StatusCallback);
 }
 
 void Engine::InfoCallback(const SSL* ssl, int where, int /*ret*/) {
@@ -133,9 +137,41 @@ int Engine::CertCallback(SSL* ssl, void* /*arg*/) {
   // Pause the handshake (SSL_ERROR_WANT_X509_LOOKUP) while the embedder
   // picks a context for the server name; CertCbDone() resumes it.
   const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+  bool ocsp = SSL_get_tlsext_status_type(ssl) == TLSEXT_STATUSTYPE_ocsp;
   engine->cert_cb_ = Pause::kWaiting;
-  engine->QueueEvent(EventType::kCertCb, name != nullptr ? name : "");
+  engine->QueueEvent(EventType::kCertCb, name != nullptr ? name : "", ocsp ? 1 : 0);
   return -1;
+}
+
+int Engine::StatusCallback(SSL* ssl, void* /*arg*/) {
+  Engine* engine = FromSSL(ssl);
+  if (engine == nullptr) return SSL_TLSEXT_ERR_NOACK;  // also a client's "accept"
+  if (!engine->is_server_) {
+    // Reported, never judged here: as with node:tls, an 'OCSPResponse'
+    // listener that dislikes it destroys the socket.
+    const unsigned char* resp = nullptr;
+    long len = SSL_get_tlsext_status_ocsp_resp(ssl, &resp);
+    bool stapled = resp != nullptr && len >= 0;
+    engine->QueueEvent(
+        EventType::kOCSPResponse,
+        stapled ? std::string(reinterpret_cast<const char*>(resp), static_cast<size_t>(len))
+                : std::string(),
+        stapled ? 1 : 0);
+    return 1;
+  }
+  if (!engine->has_ocsp_response_) return SSL_TLSEXT_ERR_NOACK;
+  engine->has_ocsp_response_ = false;
+  std::string response;
+  response.swap(engine->ocsp_response_);
+  // OpenSSL takes the memory over (and frees it with OPENSSL_free).
+  auto* copy = static_cast<unsigned char*>(OPENSSL_malloc(response.empty() ? 1 : response.size()));
+  if (copy == nullptr) return SSL_TLSEXT_ERR_NOACK;
+  std::memcpy(copy, response.data(), response.size());
+  if (SSL_set_tlsext_status_ocsp_resp(ssl, copy, static_cast<long>(response.size())) != 1) {
+    OPENSSL_free(copy);
+    return SSL_TLSEXT_ERR_NOACK;
+  }
+  return SSL_TLSEXT_ERR_OK;
 }
 
 namespace {

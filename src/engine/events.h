@@ -12,7 +12,7 @@ namespace tlswrap {
   X(kHandshakeDone, "handshakeDone", 2)                                               \
   X(kSession, "session", 3)                /* client: payload is the session's DER */ \
   X(kKeylog, "keylog", 4)                  /* payload is one NSS key log line */      \
-  X(kCertCb, "certCb", 5)                  /* server: payload is the SNI name */      \
+  X(kCertCb, "certCb", 5)                  /* SNI name; `value` 1: OCSP requested */  \
   X(kEnd, "end", 6)                        /* close_notify, or EOF without it */      \
   X(kError, "error", 7)                    /* `error` is OpenSSL's packed code */     \
   X(kShutdown, "shutdown", 8)              /* close_notify handed over: end */        \
@@ -20,7 +20,8 @@ namespace tlswrap {
   X(kResumeSession, "resumeSession", 10)   /* the session id the client offers */     \
   X(kTransportError, "transportError", 11) /* `error` errno, payload syscall */       \
   X(kWriteDone, "writeDone", 12)           /* `error` is the write's id */            \
-  X(kWriteGone, "writeGone", 13)           /* a queued write's memory was detached */
+  X(kWriteGone, "writeGone", 13)           /* a queued write's memory was detached */ \
+  X(kOCSPResponse, "ocspResponse", 14)     /* client: the staple; `value` 0: none */
 
 enum class EventType : int {
 #define TLSWRAP_EVENT_ENUM(name, js, code) name = code,

@@ -793,5 +793,57 @@ TEST(ticket_asked_then_fatal_error_tls13) {
   HandshakeAskedThenFatal(kTls13);
 }
 
+// ---- OCSP stapling ----
+
+// The server pauses in the certificate callback, told whether the client
+// asked for a status; what it staples then reaches the client as
+// kOCSPResponse, before the handshake is done.
+void OcspStaple(int version, bool request, bool staple) {
+  Pair p(version);
+  if (request) p.client.engine->RequestOCSP();
+  p.server.engine->EnableCertCb();
+  p.client.engine->Start();
+  p.server.engine->Start();
+  p.Pump();
+  CHECK(!p.server.engine->established());
+  const Seen* cert_cb = p.server.Find(EventType::kCertCb);
+  CHECK(cert_cb != nullptr);
+  CHECK_EQ(cert_cb->value, request ? 1u : 0u);
+  std::string response = Pattern(2000, 5);
+  if (staple) {
+    p.server.engine->SetOCSPResponse(reinterpret_cast<const unsigned char*>(response.data()),
+                                     response.size());
+  }
+  CHECK(p.server.engine->CertCbDone(nullptr));
+  p.Pump();
+  CHECK(p.client.engine->established());
+  CHECK(p.server.engine->established());
+  if (!request) {
+    CHECK_EQ(p.client.Count(EventType::kOCSPResponse), 0u);
+    return;
+  }
+  CHECK_EQ(p.client.Count(EventType::kOCSPResponse), 1u);
+  const Seen* got = p.client.Find(EventType::kOCSPResponse);
+  CHECK_EQ(got->value, staple ? 1u : 0u);
+  CHECK(got->payload == (staple ? response : std::string()));
+  CHECK(IndexOf(p.client, EventType::kOCSPResponse) < IndexOf(p.client, EventType::kHandshakeDone));
+}
+
+TEST(ocsp_staple_reaches_client_tls12) {
+  OcspStaple(kTls12, true, true);
+}
+TEST(ocsp_staple_reaches_client_tls13) {
+  OcspStaple(kTls13, true, true);
+}
+TEST(ocsp_asked_nothing_stapled_tls13) {
+  OcspStaple(kTls13, true, false);
+}
+TEST(ocsp_not_asked_tls12) {
+  OcspStaple(kTls12, false, true);
+}
+TEST(ocsp_not_asked_tls13) {
+  OcspStaple(kTls13, false, true);
+}
+
 }  // namespace
 }  // namespace enginetest

@@ -181,6 +181,31 @@ describe('OCSP stapling', function () {
         assert.deepStrictEqual(clientSide(withError.log), ['OCSPResponse', 'client error BAD']);
       });
 
+      it('a resumed session: no OCSPRequest; OCSPResponse as OpenSSL reports it', async function () {
+        const log = [];
+        const srv = tlswrap.createServer(serverOptions(server), (s) => s.end('x'));
+        srv.on('OCSPRequest', (certificate, issuer, cb) => {
+          log.push('OCSPRequest');
+          cb(null, Buffer.from('staple'));
+        });
+        const port = await listen(srv);
+        let session;
+        for (let i = 0; i < 2; i++) {
+          const client = tlswrap.connect(clientOptions(port, { requestOCSP: true, session }));
+          client.on('session', (s) => { session = s; });
+          client.on('OCSPResponse', (r) => log.push(`${i} OCSPResponse ${r}`));
+          client.on('secureConnect', () => log.push(`${i} secureConnect reused=${client.isSessionReused()}`));
+          client.resume();
+          await new Promise((resolve) => client.on('close', resolve));
+        }
+        await closeServer(srv);
+        // No certificate is sent on resumption: TLS 1.2 has no status at
+        // all, TLS 1.3 reports an empty one (node:tls alike).
+        const resumed = version === 'TLSv1.2' ? [] : ['1 OCSPResponse null'];
+        assert.deepStrictEqual(log, ['OCSPRequest', '0 OCSPResponse staple', '0 secureConnect reused=false',
+          ...resumed, '1 secureConnect reused=true']);
+      });
+
       it('the SNICallback runs first; OCSPRequest describes the context it chose', async function () {
         const other = tlswrap.createSecureContext({ key: fixtures.otherKey, cert: fixtures.otherCert, ca: fixtures.ca });
         const order = [];

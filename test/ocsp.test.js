@@ -138,8 +138,10 @@ describe('OCSP stapling', function () {
         const { log, seen } = await scenario({
           server, onRequest: (cb) => { cb(null, Buffer.from('a')); cb(null, Buffer.from('b')); },
         });
+        // (Whether the server's flight left before the destroy differs
+        // between Node 20 and 24's node:tls: the client's fate is not pinned.)
         assert.strictEqual(seen.serverError.code, 'ERR_MULTIPLE_CALLBACK');
-        assert.ok(!log.includes('secureConnect'), log.join());
+        assert.ok(!log.includes('secureConnection'), log.join());
       });
 
       it('a response that is not a buffer throws ERR_INVALID_ARG_TYPE', async function () {

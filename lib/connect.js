@@ -7,7 +7,8 @@
 const net = require('node:net');
 const nodeTls = require('node:tls');
 const defaults = require('./defaults');
-const { exportedCreateSecureContext } = require('./context');
+const { createSecureContext } = require('./context');
+const { clientContext } = require('./context_cache');
 const { codedError, invalidArgType } = require('./errors');
 const { TLSSocket } = require('./socket');
 const { resolveSessionCache, sessionKey } = require('./session_cache');
@@ -152,12 +153,11 @@ function connect(...args) {
     ...given,
   };
   if (options.signal !== undefined) validateSignal(options.signal);
-  let context = options.secureContext;
-  if (!context) {
-    context = exportedCreateSecureContext(options);
-    // Only this connection uses it: the socket frees it when destroyed.
-    context.singleUse = true;
-  }
+  // Made by the module's createSecureContext as it is now (programs replace
+  // it), shared with earlier calls of equal context options where it is
+  // tlswrap's own (lib/context_cache.js); else only this connection uses it.
+  const context = options.secureContext ||
+    clientContext(options, require('./index').createSecureContext, createSecureContext);
 
   const cache = resolveSessionCache(options.sessionCache);
   const key = cache === null ? null : sessionKey(options);

@@ -577,11 +577,17 @@ describe('context: single-use contexts', function () {
     if (builtin) this.skip(); // tlswrap's internals
   });
 
-  it('the context connect() makes is freed when the socket is destroyed, not at GC', async function () {
+  // connect() shares one context between calls with equal options
+  // (test/context-reuse.test.js); one it cannot share (here: the program
+  // replaced createSecureContext) is the connection's alone.
+  it('a context connect() does not share is freed when the socket is destroyed, not at GC', async function () {
     const server = tlswrap.createServer(serverOptions(), (s) => s.end('x'));
     const port = await listen(server);
+    const original = tlswrap.createSecureContext;
+    tlswrap.createSecureContext = (options) => original(options);
     try {
       const client = tlswrap.connect({ host: '127.0.0.1', port, servername: 'localhost', ca: fixtures.ca });
+      tlswrap.createSecureContext = original;
       const context = client._singleUseContext;
       assert.ok(context, 'connect() marked its context single-use');
       await new Promise((resolve, reject) => {
@@ -596,6 +602,7 @@ describe('context: single-use contexts', function () {
       assert.throws(() => new tlswrap.TLSSocket(null, { secureContext: context }),
         { code: 'ERR_TLSWRAP_CONTEXT_CLOSED' });
     } finally {
+      tlswrap.createSecureContext = original;
       await closeServer(server);
     }
   });

@@ -79,11 +79,12 @@ function viewToken(view) {
   return `B${seen.digest}`;
 }
 
-// Strings never change; a long one's digest is looked up by the string (V8
-// compares long strings by length, then bytes, without hashing them).
+// Strings never change: a long one's digest is looked up by the string (V8
+// keeps a string's hash in it, and hashes very long ones by length only), so
+// a cipher list or a PEM text is not escaped or hashed again on each connect.
 const stringDigests = new Map();
 function stringToken(value) {
-  if (value.length <= SMALL) return JSON.stringify(value);
+  if (value.length <= 64) return JSON.stringify(value);
   let digest = stringDigests.get(value);
   if (digest === undefined) {
     if (stringDigests.size >= 256) stringDigests.clear();
@@ -143,13 +144,14 @@ function valueToken(name, value, depth) {
   return token(value, depth);
 }
 
+// What createSecureContext falls back on where an option is not given.
+const defaultNames = ['DEFAULT_CIPHERS', 'DEFAULT_MIN_VERSION', 'DEFAULT_MAX_VERSION', 'DEFAULT_ECDH_CURVE'];
+
 // The key of connect()'s options, or null where they cannot be keyed.
 function contextKey(options) {
-  const store = defaultStore();
-  let key = `${store.version}|${JSON.stringify([
-    defaults.DEFAULT_CIPHERS, defaults.DEFAULT_MIN_VERSION, defaults.DEFAULT_MAX_VERSION,
-    defaults.DEFAULT_ECDH_CURVE])}`;
+  let key = `${defaultStore().version}`;
   try {
+    for (const name of defaultNames) key += `|${token(defaults[name], 0)}`;
     for (const name of Object.keys(options).sort()) {
       if (connectionOnly.has(name)) continue;
       const value = options[name];

@@ -37,7 +37,7 @@ const connectionOnly = new Set([
   // the TLS connection (set on its SSL, or checked by connect())
   'servername', 'session', 'sessionCache', 'ALPNProtocols', 'pskCallback', 'pskIdentityHint',
   'checkServerIdentity', 'rejectUnauthorized', 'requestCert', 'minDHSize', 'requestOCSP', 'enableTrace',
-  'secureContext', 'isServer', 'server', 'SNICallback', 'ALPNCallback',
+  'secureContext', 'isServer', 'server', 'SNICallback', 'ALPNCallback', 'handshakeTimeout',
   // https.request / Agent options that reach connect()
   'agent', '_defaultAgent', '_agentKey', 'auth', 'createConnection', 'defaultPort', 'headers', 'hostname',
   'href', 'method', 'protocol', 'setHost', 'socketPath', 'encoding', 'uniqueHeaders', 'joinDuplicateHeaders',

@@ -108,13 +108,49 @@ function tlsOptions(tlsVersion, cipher) {
   };
 }
 
+// What runs this process. Under Bun, process.version and
+// process.versions.openssl are the Node release and OpenSSL API Bun imitates,
+// not what does the work, so the result says Bun and BoringSSL instead.
+function runtimeInfo() {
+  const v = process.versions;
+  if (v.bun) {
+    return { runtime: `bun ${v.bun}`, tlsLibrary: `BoringSSL${v.boringssl ? ` ${v.boringssl.slice(0, 12)}` : ''}` };
+  }
+  return { runtime: `node ${process.version}`, tlsLibrary: `OpenSSL ${v.openssl}`, node: process.version, openssl: v.openssl };
+}
+
+// GC entries from perf_hooks are a Node (V8) feature; Bun lists the entry
+// types it supports and 'gc' is not one of them, so there the GC counts are
+// null (unknown), never 0.
+function gcObservable() {
+  try {
+    const types = PerformanceObserver.supportedEntryTypes;
+    return Array.isArray(types) && types.includes('gc');
+  } catch {
+    return false;
+  }
+}
+
 // Resource monitor. RSS is sampled from process start (every 100 ms) because
 // peak memory is a property of the whole run, including warm-up; CPU and GC
-// are reported for the timed window only (begin() .. end()).
+// are reported for the timed window only (begin() .. end()). A measure the
+// runtime cannot give is null in the result and named in `unsupported`, so a
+// peer runtime (Bun) runs the same script instead of crashing.
 function createMonitor() {
-  let peakRss = process.memoryUsage.rss();
+  const unsupported = [];
+  const has = (name, ok) => {
+    if (!ok) unsupported.push(name);
+    return ok;
+  };
+  const hasRss = has('rss', typeof process.memoryUsage === 'function' && typeof process.memoryUsage.rss === 'function');
+  const hasCpu = has('cpuUsage', typeof process.cpuUsage === 'function');
+  const hasMaxRss = has('maxRSS', typeof process.resourceUsage === 'function');
+  const hasGc = has('gc', gcObservable());
+
+  const rssNow = () => (hasRss ? process.memoryUsage.rss() : 0);
+  let peakRss = rssNow();
   const sampler = setInterval(() => {
-    const rss = process.memoryUsage.rss();
+    const rss = rssNow();
     if (rss > peakRss) peakRss = rss;
   }, 100);
   sampler.unref();
@@ -134,33 +170,39 @@ function createMonitor() {
       gc.ms += e.duration;
     }
   };
-  const obs = new PerformanceObserver((list) => countGc(list.getEntries()));
-  obs.observe({ entryTypes: ['gc'] });
+  let obs = null;
+  if (hasGc) {
+    obs = new PerformanceObserver((list) => countGc(list.getEntries()));
+    obs.observe({ entryTypes: ['gc'] });
+  }
 
   let cpuStart;
   return {
     begin() {
       windowStart = performance.now();
-      cpuStart = process.cpuUsage();
+      if (hasCpu) cpuStart = process.cpuUsage();
     },
     end() {
-      const cpu = process.cpuUsage(cpuStart);
+      const cpu = hasCpu ? process.cpuUsage(cpuStart) : null;
       windowEnd = performance.now();
-      // Pick up entries still buffered in the observer before disconnecting.
-      countGc(obs.takeRecords());
-      obs.disconnect();
+      if (obs) {
+        // Pick up entries still buffered in the observer before disconnecting.
+        countGc(obs.takeRecords());
+        obs.disconnect();
+      }
       clearInterval(sampler);
-      const rss = process.memoryUsage.rss();
+      const rss = rssNow();
       if (rss > peakRss) peakRss = rss;
       return {
-        cpuUser: round(cpu.user / 1e6, 3),
-        cpuSystem: round(cpu.system / 1e6, 3),
-        peakRssMiB: round(peakRss / MiB, 1),
+        cpuUser: cpu ? round(cpu.user / 1e6, 3) : null,
+        cpuSystem: cpu ? round(cpu.system / 1e6, 3) : null,
+        peakRssMiB: hasRss ? round(peakRss / MiB, 1) : null,
         // OS high-water mark (KiB on Linux): catches spikes between samples.
-        maxRssMiB: round(process.resourceUsage().maxRSS / 1024, 1),
-        majorGC: gc.major,
-        minorGC: gc.minor,
-        gcMs: round(gc.ms, 1),
+        maxRssMiB: hasMaxRss ? round(process.resourceUsage().maxRSS / 1024, 1) : null,
+        majorGC: hasGc ? gc.major : null,
+        minorGC: hasGc ? gc.minor : null,
+        gcMs: hasGc ? round(gc.ms, 1) : null,
+        ...(unsupported.length ? { unsupported } : {}),
       };
     },
   };
@@ -189,6 +231,7 @@ function fail(err) {
 
 module.exports = {
   settledRss,
+  runtimeInfo,
   MiB,
   parseArgs,
   normalizeTlsVersion,

@@ -72,6 +72,19 @@ const agent = opts.https && opts.resume ? new https.Agent({ keepAlive: false }) 
 
 let finished = false; // after this, errors are teardown noise, not failures
 const serverSockets = new Set();
+let cipherSuite; // as negotiated (Bun's client ignores TLS 1.3 `ciphers`)
+// The key exchange group: Node 24 (OpenSSL 3.5) offers X25519MLKEM768 first,
+// Node 20 X25519, which costs differently. Bun's getEphemeralKeyInfo() is
+// empty, so there it is unknown.
+let group;
+
+function noteCipher(socket) {
+  if (cipherSuite || typeof socket.getCipher !== 'function') return;
+  const c = socket.getCipher();
+  cipherSuite = c && (c.standardName || c.name);
+  const k = typeof socket.getEphemeralKeyInfo === 'function' ? socket.getEphemeralKeyInfo() : null;
+  group = (k && k.name) || undefined;
+}
 
 function onRequest(req, res) {
   res.end('k');
@@ -116,6 +129,7 @@ function onDone(port) {
 }
 
 function checkConnection(socket, resume) {
+  noteCipher(socket);
   if (socket.isSessionReused() !== resume) {
     common.fail(new Error(resume ? 'session was not resumed' : 'session was resumed; expected full handshakes'));
   }
@@ -233,8 +247,9 @@ function end() {
     conns,
     elapsed: common.round(elapsed, 3),
     ...res,
-    node: process.version,
-    openssl: process.versions.openssl,
+    cipherSuite,
+    group,
+    ...common.runtimeInfo(),
   };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 

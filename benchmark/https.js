@@ -5,7 +5,7 @@
 //
 //   node benchmark/https.js [impl=tlswrap] [proto=h1] [size=1024]
 //     [concurrency=1] [client=node] [tlsVersion=TLSv1.3] [dur=5]
-//     [cipher=AES-256-GCM] [warmup=0.5]
+//     [cipher=AES-256-GCM] [warmup=0.5] [loadnode=/path/to/node]
 //
 // This process runs the server: node:https or tlswrap/https (proto=h1),
 // node:http2's or tlswrap/http2's createSecureServer (proto=h2). Every
@@ -38,6 +38,7 @@ const { opts } = common.setup({
   dur: 5,
   cipher: 'AES-256-GCM',
   warmup: 0.5,
+  loadnode: '',
 }, (o) => {
   if (o.proto !== 'h1' && o.proto !== 'h2') throw new Error(`proto must be h1 or h2, got "${o.proto}"`);
   if (o.client !== 'node' && o.client !== 'tlswrap') throw new Error(`client must be node or tlswrap, got "${o.client}"`);
@@ -50,6 +51,7 @@ const monitor = common.createMonitor();
 const { server: serverOpts } = common.tlsOptions(opts.tlsVersion, opts.cipher);
 const body = Buffer.alloc(Math.min(opts.size, CHUNK), 'b');
 let finished = false; // after this, errors are teardown noise
+let cipherSuite; // as the server negotiated it (Bun ignores TLS 1.3 `ciphers`)
 
 function onError(err) {
   if (!finished) common.fail(err);
@@ -109,6 +111,13 @@ if (opts.proto === 'h1') {
   });
   server.on('sessionError', onError);
 }
+// Bun's node:https hands out sockets without getCipher(): no cipherSuite there
+// (its client is our Node one, which offers only the requested suite).
+server.on('secureConnection', (socket) => {
+  if (cipherSuite || typeof socket.getCipher !== 'function') return;
+  const c = socket.getCipher();
+  cipherSuite = c && (c.standardName || c.name);
+});
 server.on('tlsClientError', onError);
 server.on('clientError', onError);
 server.on('error', onError);
@@ -124,8 +133,12 @@ server.listen(0, '127.0.0.1', () => {
     dur: opts.dur,
     warmup: opts.warmup,
   };
+  // The load generator runs under `loadnode` when given (compare.js --bun
+  // passes its node, so a Bun server faces the same Node client as the
+  // others), else under this runtime.
   child = fork(path.join(__dirname, 'https-load.js'), [JSON.stringify(cfg)], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    ...(opts.loadnode ? { execPath: opts.loadnode } : {}),
   });
   child.on('message', (msg) => {
     if (msg.type === 'begin') monitor.begin();
@@ -162,8 +175,8 @@ function end(counts) {
     ...res,
     clientCpu: common.round(clientCpu, 3),
     connections,
-    node: process.version,
-    openssl: process.versions.openssl,
+    cipherSuite,
+    ...common.runtimeInfo(),
   };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 

@@ -4,7 +4,7 @@
 //
 //   node benchmark/compare.js [--runs 3] [--dur 3] [--tls 1.2,1.3]
 //     [--fragment 1024,4096,16384] [--recvbuflen 0,65536] [--type buf]
-//     [--cipher AES-256-GCM] [--node /path/to/node]
+//     [--cipher AES-256-GCM] [--node /path/to/node] [--bun /path/to/bun]
 //   node benchmark/compare.js --handshake [--runs 3] [--dur 3] [--tls ...]
 //     [--concurrency 8] [--node ...]
 //   node benchmark/compare.js --https [--runs 3] [--dur 3] [--tls 1.3]
@@ -18,6 +18,11 @@
 // paste into the README) to stdout, every raw run to
 // benchmark/results/compare-<timestamp>.csv. A child that fails is shown as
 // failed in its cell; it does not stop the run.
+//
+// --bun PATH adds a third impl, "bun": the same script with impl=builtin run
+// by that Bun binary, so node:tls as Bun implements it is in the same
+// rotation (builtin, tlswrap, bun, ...) and the table has a column for it.
+// Without --bun nothing about the run changes.
 
 const { spawn, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -25,7 +30,16 @@ const os = require('node:os');
 const path = require('node:path');
 const { normalizeTlsVersion } = require('./common.js');
 
-const IMPLS = ['builtin', 'tlswrap'];
+const BASE_IMPLS = ['builtin', 'tlswrap'];
+// What a child's `unsupported` list means, for the table's notes.
+const UNSUPPORTED = {
+  gc: "GC counts (perf_hooks has no 'gc' entries)",
+  cpuUsage: 'CPU time (no process.cpuUsage)',
+  rss: 'RSS (no process.memoryUsage.rss)',
+  maxRSS: 'the OS RSS high-water mark (no process.resourceUsage)',
+};
+// Short names for the "b / t / bun" columns.
+const SHORT = { builtin: 'b', tlswrap: 't', bun: 'bun' };
 const GiB = 1024 * 1024 * 1024;
 const MiB = 1024 * 1024;
 // Per-process cost on top of warm-up + dur (startup, handshake, teardown),
@@ -42,6 +56,7 @@ const USAGE = `usage: node benchmark/compare.js [options]
   --type LIST         buf, asc, utf (default buf)
   --cipher NAME       AES-256-GCM, AES-128-GCM, CHACHA20-POLY1305 (default AES-256-GCM)
   --node PATH         run the benchmark children under this node binary
+  --bun PATH          also run the node:tls cells under this Bun binary (a third column)
   --handshake         measure full handshakes per second instead of throughput
   --concurrency N     connections in flight for --handshake (default 8)
   --https             HTTPS / HTTP/2 servers (https.js): requests/s and download MiB/s
@@ -58,6 +73,7 @@ function parseCli(argv) {
     type: ['buf'],
     cipher: 'AES-256-GCM',
     node: process.execPath,
+    bun: null,
     handshake: false,
     concurrency: 8,
     https: false,
@@ -89,6 +105,7 @@ function parseCli(argv) {
       case '--type': o.type = list(next()); break;
       case '--cipher': o.cipher = next(); break;
       case '--node': o.node = next(); break;
+      case '--bun': o.bun = next(); break;
       case '--handshake': o.handshake = true; break;
       case '--concurrency': o.concurrency = num(arg, next()); break;
       case '--https': o.https = true; break;
@@ -109,6 +126,8 @@ function parseCli(argv) {
   // A request/response cell costs both versions' time for little news: the
   // HTTP cells default to TLS 1.3 only.
   if (o.https && !tlsGiven) o.tls = ['TLSv1.3'];
+  if (o.bun === '') throw new Error('--bun needs the path of a bun binary');
+  o.impls = o.bun ? [...BASE_IMPLS, 'bun'] : BASE_IMPLS;
   return o;
 }
 
@@ -176,10 +195,19 @@ function cellLabel(cell, o) {
   return parts.join(' ');
 }
 
+// The executable and key=value args of one child. "bun" is node:tls under
+// Bun; its --https load generator runs under our node, as the others' does.
+function childCommand(o, impl, cell) {
+  if (impl !== 'bun') return { exe: o.node, args: { impl, ...cell } };
+  const args = { impl: 'builtin', ...cell };
+  if (o.https) args.loadnode = o.node;
+  return { exe: o.bun, args };
+}
+
 // Run one child; resolve (never reject) with { ok, result, error, code }.
-function runChild(o, script, args) {
+function runChild(exe, script, args, o) {
   return new Promise((resolve) => {
-    const child = spawn(o.node, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(exe, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     current = child;
     let stdout = '';
     let stderr = '';
@@ -245,14 +273,14 @@ function fmt(x, digits) {
 // CSV: one row per child, written as it finishes so a Ctrl-C keeps them.
 const CSV_COLUMNS = [
   'bench', 'impl', 'run', 'ok', 'tlsVersion', 'fragment', 'recvbuflen', 'type', 'proto', 'size', 'client', 'concurrency',
-  'cipher', 'dur', 'value', 'unit', 'bytes', 'conns', 'elapsed', 'cpuUser', 'cpuSystem',
-  'peakRssMiB', 'maxRssMiB', 'majorGC', 'minorGC', 'gcMs', 'clientCpu', 'cipherSuite', 'node', 'openssl',
-  'exitCode', 'error',
+  'cipher', 'dur', 'value', 'unit', 'bytes', 'conns', 'elapsed', 'chunks', 'allocKiBPerMiB', 'allocBytes',
+  'cpuUser', 'cpuSystem', 'peakRssMiB', 'maxRssMiB', 'majorGC', 'minorGC', 'gcMs', 'clientCpu', 'cipherSuite', 'group',
+  'runtime', 'tlsLibrary', 'node', 'openssl', 'unsupported', 'exitCode', 'error',
 ];
 
 function csvField(v) {
   if (v === undefined || v === null) return '';
-  const s = String(v);
+  const s = Array.isArray(v) ? v.join(' ') : String(v);
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
@@ -265,6 +293,14 @@ function machineLine(o) {
     }).trim();
   } catch (err) {
     throw new Error(`cannot run node binary "${o.node}": ${err.message}`);
+  }
+  if (o.bun) {
+    try {
+      const b = execFileSync(o.bun, ['--version'], { encoding: 'utf8' }).trim();
+      v += `, bun ${b} (BoringSSL)`;
+    } catch (err) {
+      throw new Error(`cannot run bun binary "${o.bun}": ${err.message}`);
+    }
   }
   const cpus = os.cpus();
   const model = cpus.length ? cpus[0].model.trim() : 'unknown CPU';
@@ -279,43 +315,64 @@ function median(xs) {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
+// The mean of a measure over the good runs; null if a run could not give it
+// (a runtime without GC entries, say), so the table shows n/a, not 0.
+function meanOf(good, f) {
+  const xs = good.map(f);
+  return xs.some((x) => x === null || x === undefined || Number.isNaN(x)) ? null : mean(xs);
+}
+
 function summarize(cellRuns, impl, o, cell) {
   const runs = cellRuns.filter((r) => r.impl === impl);
   const good = runs.filter((r) => r.ok).map((r) => r.result);
   const failed = runs.filter((r) => !r.ok);
   const s = { n: runs.length, good, failed };
   if (good.length === 0) return s;
-  const cpu = (r) => r.cpuUser + r.cpuSystem;
+  const cpu = (r) => (r.cpuUser === null || r.cpuSystem === null ? null : r.cpuUser + r.cpuSystem);
+  const per = (x, n, scale) => (x === null || !(n > 0) ? null : (x / n) * scale);
   if (o.handshake) {
     s.values = good.map((r) => r.connsPerSec);
-    s.cpu = mean(good.map((r) => (r.conns > 0 ? (cpu(r) / r.conns) * 1000 : NaN)));
+    s.cpu = meanOf(good, (r) => per(cpu(r), r.conns, 1000));
   } else if (o.https && !isDownload(cell)) {
     // The server's CPU per request, in microseconds.
     s.values = good.map((r) => r.reqPerSec);
-    s.cpu = mean(good.map((r) => (r.requests > 0 ? (cpu(r) / r.requests) * 1e6 : NaN)));
+    s.cpu = meanOf(good, (r) => per(cpu(r), r.requests, 1e6));
   } else {
     s.values = good.map((r) => r.mibps);
-    s.cpu = mean(good.map((r) => (r.bytes > 0 ? cpu(r) / (r.bytes / GiB) : NaN)));
+    s.cpu = meanOf(good, (r) => per(cpu(r), r.bytes / GiB, 1));
   }
   s.mean = mean(s.values);
   s.sd = sd(s.values);
   s.median = median(s.values);
   s.min = Math.min(...s.values);
   s.max = Math.max(...s.values);
-  s.rss = mean(good.map((r) => r.peakRssMiB));
-  s.majorGC = mean(good.map((r) => r.majorGC));
+  s.rss = meanOf(good, (r) => r.peakRssMiB);
+  s.majorGC = meanOf(good, (r) => r.majorGC);
+  s.alloc = meanOf(good, (r) => r.allocKiBPerMiB);
   return s;
 }
 
 function printTable(o, cells, runsByCell, header) {
-  const notes = []; // distinct failure messages, referenced as [n]
+  const notes = []; // distinct failure messages and caveats, referenced as [n]
   const noteFor = (msg) => {
     let i = notes.indexOf(msg);
     if (i < 0) i = notes.push(msg) - 1;
     return `[${i + 1}]`;
   };
+  const impls = o.impls;
   const digits = 1;
-  const valueCell = (s) => {
+  // A cipher suite other than node:tls's in the same cell (Bun ignores the
+  // TLS 1.3 `ciphers` option): the number stands, with a note.
+  const cipherRefs = (s, b) => {
+    const refs = [];
+    for (const [field, what] of [['cipherSuite', ''], ['group', 'key exchange ']]) {
+      const ref = b.good.length ? b.good[0][field] : undefined;
+      const other = [...new Set(s.good.map((r) => r[field]).filter((c) => c && ref && c !== ref))];
+      for (const c of other) refs.push(noteFor(`negotiated ${what}${c}, where node:tls negotiated ${ref}`));
+    }
+    return refs.join('');
+  };
+  const valueCell = (s, b) => {
     if (s.n === 0) return 'not run';
     const refs = [...new Set(s.failed.map((f) => noteFor(f.error)))].join('');
     if (s.good.length === 0) return `FAILED ${s.failed.length}/${s.n} ${refs}`;
@@ -323,35 +380,55 @@ function printTable(o, cells, runsByCell, header) {
       ? `${fmt(s.median, 0)} (${fmt(s.min, 0)}–${fmt(s.max, 0)})`
       : `${fmt(s.mean, digits)} ± ${fmt(s.sd, digits)}`;
     if (s.failed.length) t += ` (${s.failed.length}/${s.n} failed ${refs})`;
+    if (s !== b) t += cipherRefs(s, b);
     return t;
   };
-  const pair = (b, t, key, d) => `${b.good.length ? fmt(b[key], d) : '—'} / ${t.good.length ? fmt(t[key], d) : '—'}`;
+  const one = (s, key, d) => {
+    if (!s.good.length) return '—';
+    return s[key] === null ? 'n/a' : fmt(s[key], d);
+  };
+  const joined = (sums, key, d) => sums.map((s) => one(s, key, d)).join(' / ');
+  const shorts = impls.map((i) => SHORT[i]).join(' / ');
 
   let unit = o.handshake ? 'conns/s' : 'MiB/s';
-  let cpuHead = o.handshake ? 'CPU ms/conn (b / t)' : 'CPU s/GiB (b / t)';
+  let cpuHead = o.handshake ? 'CPU ms/conn' : 'CPU s/GiB';
   if (o.https) {
     unit = 'median (min–max)';
-    cpuHead = 'server CPU µs/req or s/GiB (b / t)';
+    cpuHead = 'server CPU µs/req or s/GiB';
   }
+  const throughput = !o.handshake && !o.https;
   const head = [
-    'cell', `builtin ${unit}`, `tlswrap ${unit}`, 'ratio t/b', cpuHead,
-    'peak RSS MiB (b / t)', 'major GCs/run (b / t)',
+    'cell', ...impls.map((i) => `${i} ${unit}`), 'ratio t/b', ...(o.bun ? ['ratio t/bun'] : []),
+    `${cpuHead} (${shorts})`, `peak RSS MiB (${shorts})`, `major GCs/run (${shorts})`,
+    ...(throughput ? [`alloc KiB/MiB (${shorts})`] : []),
   ];
+  // --https: the ratio of the medians (one slow run on a shared machine
+  // should not decide a cell).
+  const key = o.https ? 'median' : 'mean';
+  const ratio = (t, x) => (t.good.length && x.good.length && x[key] > 0 ? fmt(t[key] / x[key], 2) : '—');
   const rows = [];
   for (const cell of cells) {
     const cellRuns = runsByCell.get(cell);
     if (!cellRuns || cellRuns.length === 0) continue;
-    const b = summarize(cellRuns, 'builtin', o, cell);
-    const t = summarize(cellRuns, 'tlswrap', o, cell);
-    // --https: the ratio of the medians (one slow run on a shared machine
-    // should not decide a cell).
-    const key = o.https ? 'median' : 'mean';
-    const ratio = b.good.length && t.good.length && b[key] > 0 ? fmt(t[key] / b[key], 2) : '—';
+    const sums = impls.map((i) => summarize(cellRuns, i, o, cell));
+    const [b, t] = sums;
     rows.push([
-      cellLabel(cell, o), valueCell(b), valueCell(t), ratio,
-      pair(b, t, 'cpu', o.https && !isDownload(cell) ? 0 : 2), pair(b, t, 'rss', 0), pair(b, t, 'majorGC', 1),
+      cellLabel(cell, o), ...sums.map((s) => valueCell(s, b)),
+      ratio(t, b), ...(o.bun ? [ratio(t, sums[2])] : []),
+      joined(sums, 'cpu', o.https && !isDownload(cell) ? 0 : 2), joined(sums, 'rss', 0), joined(sums, 'majorGC', 1),
+      ...(throughput ? [joined(sums, 'alloc', 0)] : []),
     ]);
   }
+  // What a runtime could not measure, once.
+  const missing = new Map();
+  for (const runs of runsByCell.values()) {
+    for (const r of runs) {
+      if (r.ok && r.result.unsupported) {
+        missing.set(r.impl, r.result.unsupported.map((u) => UNSUPPORTED[u] || u).join(', '));
+      }
+    }
+  }
+  for (const [impl, what] of missing) notes.push(`n/a for ${impl}: its runtime does not give ${what}`);
 
   // Markdown with padded columns: readable in a terminal, pasteable as is.
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
@@ -376,7 +453,7 @@ async function main() {
   const bench = o.https ? 'https' : o.handshake ? 'handshake' : 'throughput-s2c';
   const script = path.join(__dirname, `${bench}.js`);
   const cells = buildCells(o);
-  const total = cells.length * o.runs * IMPLS.length;
+  const total = cells.length * o.runs * o.impls.length;
 
   const header = [
     `${bench}: ${machineLine(o)}`,
@@ -386,8 +463,10 @@ async function main() {
       : o.https
         ? `${o.runs} runs per impl, ${o.dur} s each, ${o.cipher}, keep-alive, load generator in a child process ` +
           `(client: ${o.client.join(', ')}), median (min–max), ratio of medians`
-        : `${o.runs} runs per impl, ${o.dur} s each, ${o.cipher}, 16 MiB writes, mean ± sd`,
+        : `${o.runs} runs per impl, ${o.dur} s each, ${o.cipher}, 16 MiB writes, mean ± sd; ` +
+          'alloc = KiB of ArrayBuffers behind the delivered chunks per MiB (benchmark/README.md)',
   ];
+  if (o.bun) header.push('bun = node:tls under Bun (impl=builtin run by the --bun binary)');
 
   const resultsDir = path.join(__dirname, 'results');
   fs.mkdirSync(resultsDir, { recursive: true });
@@ -404,21 +483,22 @@ async function main() {
   });
 
   const eta = Math.ceil((total * (o.dur + WARMUP + OVERHEAD)) / 60);
-  process.stderr.write(`${header[0]}\n${total} runs (${cells.length} cells x ${IMPLS.length} impls x ${o.runs}), ` +
+  process.stderr.write(`${header[0]}\n${total} runs (${cells.length} cells x ${o.impls.length} impls x ${o.runs}), ` +
     `about ${eta} min. Ctrl-C prints the table so far.\n`);
 
   let k = 0;
   outer: for (const cell of cells) {
     for (let run = 1; run <= o.runs; run++) {
-      for (const impl of IMPLS) {
+      for (const impl of o.impls) {
         if (interrupted) break outer;
         k++;
-        const args = Object.entries({ impl, ...cell }).map(([key, v]) => `${key}=${v}`);
+        const cmd = childCommand(o, impl, cell);
+        const args = Object.entries(cmd.args).map(([key, v]) => `${key}=${v}`);
         const prefix = `[${String(k).padStart(String(total).length)}/${total}] ${cellLabel(cell, o)} ` +
           `${impl.padEnd(7)} run ${run}/${o.runs}`;
         process.stderr.write(`${prefix} ... `);
         const t0 = Date.now();
-        const r = await runChild(o, script, args);
+        const r = await runChild(cmd.exe, script, args, o);
         if (interrupted) {
           process.stderr.write('interrupted\n');
           break outer;

@@ -1,0 +1,65 @@
+'use strict';
+
+// The benchmark scripts run for a moment and print their JSON line, so that
+// benchmark code cannot rot unnoticed between the (rare) benchmark runs.
+// Numbers are not checked beyond being there: a 0.2 s window on a busy
+// machine measures nothing. TLSWRAP_BENCH_BUN=/path/to/bun also runs the
+// node:tls cells under Bun, as `compare.js --bun` does.
+
+const assert = require('node:assert');
+const path = require('node:path');
+const { execFile } = require('node:child_process');
+
+const DIR = path.join(__dirname, '..', 'benchmark');
+
+function runBench(exe, script, args) {
+  return new Promise((resolve, reject) => {
+    execFile(exe, [path.join(DIR, script), ...args], { timeout: 20000 }, (err, stdout, stderr) => {
+      if (err) {
+        reject(new Error(`${script} ${args.join(' ')}: ${err.message}\n${stderr}`));
+        return;
+      }
+      const lines = stdout.trim().split('\n');
+      resolve(JSON.parse(lines[lines.length - 1]));
+    });
+  });
+}
+
+const SHORT = ['dur=0.2', 'warmup=0'];
+const runtimes = [['node', process.execPath, ['builtin', 'tlswrap']]];
+if (process.env.TLSWRAP_BENCH_BUN) runtimes.push(['bun', process.env.TLSWRAP_BENCH_BUN, ['builtin']]);
+
+describe('benchmark scripts', function () {
+  this.timeout(30000);
+
+  for (const [name, exe, impls] of runtimes) {
+    for (const impl of impls) {
+      it(`throughput-s2c.js runs under ${name}, impl=${impl}, 'data' and onread, with allocation per MiB`, async () => {
+        const [data, onread] = await Promise.all([
+          runBench(exe, 'throughput-s2c.js', [`impl=${impl}`, 'fragment=4096', ...SHORT]),
+          runBench(exe, 'throughput-s2c.js', [`impl=${impl}`, 'fragment=4096', 'recvbuflen=65536', ...SHORT]),
+        ]);
+        for (const r of [data, onread]) {
+          assert.strictEqual(r.bench, 'throughput-s2c');
+          assert.strictEqual(r.impl, impl);
+          assert.ok(r.bytes > 0 && r.mibps > 0 && r.chunks > 0, JSON.stringify(r));
+          assert.match(r.runtime, name === 'bun' ? /^bun / : /^node v/);
+        }
+        // Every 'data' chunk so far is fresh memory, at least the bytes it
+        // holds; onread decrypts into the one buffer given, counted before
+        // the window.
+        assert.ok(data.allocKiBPerMiB >= 1000, `'data' allocKiBPerMiB ${data.allocKiBPerMiB}`);
+        assert.strictEqual(onread.allocKiBPerMiB, 0);
+        if (name === 'bun') assert.deepStrictEqual(data.unsupported, ['gc']);
+        else assert.strictEqual(typeof data.majorGC, 'number');
+      });
+
+      it(`handshake.js runs under ${name}, impl=${impl}`, async () => {
+        const r = await runBench(exe, 'handshake.js', [`impl=${impl}`, 'tlsVersion=TLSv1.2', ...SHORT]);
+        assert.strictEqual(r.bench, 'handshake');
+        assert.ok(r.conns > 0 && r.connsPerSec > 0, JSON.stringify(r));
+        assert.strictEqual(r.cipherSuite, 'TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384');
+      });
+    }
+  }
+});

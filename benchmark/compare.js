@@ -126,7 +126,7 @@ function parseCli(argv) {
   // A request/response cell costs both versions' time for little news: the
   // HTTP cells default to TLS 1.3 only.
   if (o.https && !tlsGiven) o.tls = ['TLSv1.3'];
-  if (o.bun === '') throw new Error('--bun needs the path of a bun binary');
+  if (o.bun !== null && !o.bun) throw new Error('--bun needs the path of a bun binary');
   o.impls = o.bun ? [...BASE_IMPLS, 'bun'] : BASE_IMPLS;
   return o;
 }

@@ -369,6 +369,11 @@ function printTable(o, cells, runsByCell, header) {
       const ref = b.good.length ? b.good[0][field] : undefined;
       const other = [...new Set(s.good.map((r) => r[field]).filter((c) => c && ref && c !== ref))];
       for (const c of other) refs.push(noteFor(`negotiated ${what}${c}, where node:tls negotiated ${ref}`));
+      // Bun's getEphemeralKeyInfo() is empty in TLS 1.3: say so rather than
+      // let equal groups be assumed (Node 24 uses X25519MLKEM768).
+      if (ref && s.good.some((r) => !r[field])) {
+        refs.push(noteFor(`${what || 'cipher suite'}not reported, where node:tls negotiated ${ref}`));
+      }
     }
     return refs.join('');
   };

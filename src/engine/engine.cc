@@ -381,6 +381,12 @@ bool Engine::ClearOut(Batch* out) {
       replies_blocked()) {
     return false;
   }
+  // Nothing to read and no handshake to drive: SSL_read could only say
+  // WANT_READ, and the pump asks several times per request.
+  if (enc_in_.empty() && established() && !transport_eof_ && !SSL_has_pending(ssl()) &&
+      !SSL_in_init(ssl())) {
+    return false;
+  }
   size_t buffered = enc_in_.size() + static_cast<size_t>(SSL_pending(ssl()));
   char scratch[kScratchSize];
   char* dst = scratch;

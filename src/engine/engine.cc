@@ -102,6 +102,7 @@ void Engine::Write(std::unique_ptr<WriteSource> source, uint64_t id) {
   PendingWrite w;
   w.source = std::move(source);
   w.id = id;
+  w.seq = ++write_seq_;
   writes_.push_back(std::move(w));
 }
 
@@ -169,6 +170,7 @@ bool Engine::Renegotiate(unsigned long* err) {
     renegotiate_wanted_ = true;
   }
   kick_handshake_ = true;
+  kick_seq_ = write_seq_;
   return true;
 }
 
@@ -177,6 +179,7 @@ bool Engine::NewSessionTicket() {
   // Made after the writes already queued, like a renegotiation.
   ticket_wanted_ = true;
   kick_handshake_ = true;
+  kick_seq_ = write_seq_;
   return true;
 }
 
@@ -517,6 +520,8 @@ bool Engine::ClearIn(Batch* out) {
       writes_.pop_front();
       continue;
     }
+    // Written after a renegotiation or ticket was asked for: goes behind it.
+    if (kick_handshake_ && w.seq > kick_seq_ && !retrying_) return false;
     if (!retrying_ && w.source->size(w.piece) == 0) {
       // Nothing to encrypt: SSL_write() of 0 bytes returns 0, which reads
       // as a failure with no error code (found by fuzz/pair_mutator).

@@ -209,6 +209,7 @@ class Engine {
     size_t piece = 0;   // next piece to encrypt
     size_t offset = 0;  // bytes of that piece already encrypted
     uint64_t id = 0;
+    uint64_t seq = 0;  // order of arrival, against kick_seq_
   };
   struct DoneMark {
     uint64_t id;
@@ -292,6 +293,10 @@ class Engine {
   bool user_buffers_ = false;
   CloseState shutdown_ = CloseState::kNone;
   bool kick_handshake_ = false;
+  uint64_t write_seq_ = 0;  // writes queued so far
+  // Writes queued after a renegotiation or ticket was asked for (seq above
+  // this) wait until it has gone out.
+  uint64_t kick_seq_ = 0;
   bool ticket_wanted_ = false;
   bool renegotiate_wanted_ = false;
 };

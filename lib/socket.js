@@ -661,7 +661,12 @@ class TLSSocket extends net.Socket {
     this._bytesWritten += bytes;
     this._writeCallback = cb;
     this._writeQueueSize = bytes;
-    this._handle.writev(buffers, ++this._writeId);
+    // True: the write is already complete (no writeDone event follows).
+    if (this._handle.writev(buffers, ++this._writeId) && this._writeCallback === cb) {
+      this._writeCallback = null;
+      this._writeQueueSize = 0;
+      cb();
+    }
   }
 
   _final(cb) {

@@ -5,7 +5,7 @@
 
 const assert = require('node:assert');
 const { once } = require('node:events');
-const { tlswrap, serverOptions, clientOptions, listen, assertSameText, pattern, release } = require('./common');
+const { tlswrap, builtin, serverOptions, clientOptions, listen, assertSameText, pattern, release } = require('./common');
 
 
 for (const version of ['TLSv1.3', 'TLSv1.2']) {
@@ -28,6 +28,60 @@ for (const version of ['TLSv1.3', 'TLSv1.2']) {
     afterEach(async function () {
       await release(sockets, null, server);
       server = null;
+    });
+
+    it('replies written from data handlers call back once each, in order; sent at once, they need no event', async function () {
+      const ROUNDS = 200;
+      const calls = [];
+      let writeDoneEvents = 0;
+      server = tlswrap.createServer(serverOptions(only), (socket) => {
+        sockets.push(socket);
+        if (!builtin) {
+          // Counts the engine's write completions that reach JS as events.
+          const { writeDone } = require('../lib/binding.js').events;
+          const onEvent = socket._onEngineEvent;
+          socket._onEngineEvent = function (type, arg) {
+            if (type === writeDone) writeDoneEvents++;
+            return onEvent.call(this, type, arg);
+          };
+        }
+        let n = 0;
+        socket.on('data', () => {
+          const i = n++;
+          const sync = [];
+          socket.write(`r${i};`, () => {
+            calls.push(i);
+            sync.push(i);
+          });
+          // A callback never runs inside write() itself.
+          assert.deepStrictEqual(sync, []);
+        });
+      });
+      const port = await listen(server);
+      const client = tlswrap.connect(clientOptions(port, only));
+      sockets.push(client);
+      client.setEncoding('latin1');
+      let got = '';
+      let sent = 0;
+      const done = new Promise((resolve) => {
+        client.on('data', (text) => {
+          got += text;
+          if (got.endsWith(`r${sent - 1};`)) {
+            if (sent === ROUNDS) resolve();
+            else client.write(`q${sent++};`);
+          }
+        });
+      });
+      await once(client, 'secureConnect');
+      client.write(`q${sent++};`);
+      await done;
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepStrictEqual(calls, Array.from({ length: ROUNDS }, (_, i) => i));
+      // On the native transport the reply is in the kernel before the handler
+      // returns: its callback comes without a writeDone event.
+      if (!builtin && process.env.TLSWRAP_TRANSPORT !== 'js') {
+        assert.ok(writeDoneEvents < ROUNDS / 10, `${writeDoneEvents} writeDone events for ${ROUNDS} replies`);
+      }
     });
 
     it('echoes a 1 MiB pattern sent in many writes, intact and in order', async function () {

@@ -150,11 +150,44 @@ void TLSWrap::CiphertextFlushed(const Napi::CallbackInfo& /*info*/) {
   Cycle();
 }
 
-void TLSWrap::Writev(const Napi::CallbackInfo& info) {
-  if (dead()) return;
+// True if the write is complete (its ciphertext in the kernel) on return:
+// JS then calls its callback itself, as net.Socket does for a write that
+// completed synchronously, and no kWriteDone event is delivered for it.
+Napi::Value TLSWrap::Writev(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (dead()) return Napi::Boolean::New(env, false);
   auto id = static_cast<uint64_t>(info[1].As<Napi::Number>().Int64Value());
   engine_->Write(std::make_unique<JsWriteSource>(info[0].As<Napi::Array>()), id);
-  Cycle();
+  if (depth_ > 0) {
+    // The outer cycle picks the write up, unless it can go now: from the
+    // handler of a batch of plaintext alone (a request's response), with
+    // nothing queued that must go out first, as the outer cycle would send it.
+    cycle_again_ = true;
+    if (!delivering_ || !quiet_batch_ || engine_->control_pending()) {
+      return Napi::Boolean::New(env, false);
+    }
+    SendQueuedWrites();
+    return Napi::Boolean::New(env, !dead() && engine_->TakeFlushedWrite(id));
+  }
+  sync_write_id_ = id;
+  sync_write_done_ = false;
+  try {
+    Cycle();
+  } catch (const Napi::Error&) {
+    // A listener threw: the write still completes, by event as before.
+    sync_write_id_ = 0;
+    if (sync_write_done_ && !dead()) {
+      DeliverEvent(Event{EventType::kWriteDone, 0, std::string(), id});
+      if (thrown_) {
+        Napi::Error second = std::move(*thrown_);
+        thrown_.reset();
+        napi_fatal_exception(env, second.Value());
+      }
+    }
+    throw;
+  }
+  sync_write_id_ = 0;
+  return Napi::Boolean::New(env, sync_write_done_);
 }
 
 void TLSWrap::Shutdown(const Napi::CallbackInfo& /*info*/) {
@@ -277,8 +310,10 @@ void TLSWrap::Cycle() {
         bool flushed = first && Flush(true);
         if (dead()) break;
         delivering_ = true;
+        quiet_batch_ = batch.events.empty() && engine_->enc_out().empty();
         Deliver(&batch);
         delivering_ = false;
+        quiet_batch_ = false;
         if (dead()) break;
         if (!first) flushed = Flush();
         if (!more && !flushed) break;
@@ -429,6 +464,13 @@ void TLSWrap::DeliverEvent(const Event& event) {
       break;
     }
     case EventType::kWriteDone:
+      if (event.value == sync_write_id_) {
+        // writev() is on the stack and tells JS itself.
+        sync_write_done_ = true;
+        return;
+      }
+      arg = Napi::Number::New(env, static_cast<double>(event.value));
+      break;
     case EventType::kWriteGone:
       arg = Napi::Number::New(env, static_cast<double>(event.value));
       break;

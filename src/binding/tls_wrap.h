@@ -38,7 +38,7 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   void ReceiveEOF(const Napi::CallbackInfo& info);
   void TransportDrained(const Napi::CallbackInfo& info);
   void CiphertextFlushed(const Napi::CallbackInfo& info);
-  void Writev(const Napi::CallbackInfo& info);
+  Napi::Value Writev(const Napi::CallbackInfo& info);
   void Shutdown(const Napi::CallbackInfo& info);
   void Destroy(const Napi::CallbackInfo& info);
   void ReadStart(const Napi::CallbackInfo& info);
@@ -158,6 +158,11 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   int depth_ = 0;  // engine calls on the stack: Release() waits for 0
   bool cycle_again_ = false;
   bool delivering_ = false;  // JS is handling a batch (not under OpenSSL)
+  // The batch being delivered is plaintext alone and left no ciphertext
+  // behind: a write from its handler may be encrypted and sent at once.
+  bool quiet_batch_ = false;
+  uint64_t sync_write_id_ = 0;  // the write writev() completes itself, not by event
+  bool sync_write_done_ = false;
   bool destroyed_ = false;
   bool self_ref_ = false;
   bool cleanup_hook_ = false;

@@ -137,6 +137,15 @@ bool Engine::EncryptQueuedWrite() {
   return ClearIn(&ignored) && phase_ != Phase::kFailed;
 }
 
+bool Engine::TakeFlushedWrite(uint64_t id) {
+  if (dead() || done_.empty() || done_.front().id != id ||
+      done_.front().ciphertext_end > flushed_) {
+    return false;
+  }
+  done_.pop_front();
+  return true;
+}
+
 bool Engine::WantsInput() const {
   return !dead() && reading_ && !replies_blocked();
 }

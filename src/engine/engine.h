@@ -141,6 +141,13 @@ class Engine {
   // would, and nothing else: for an embedder about to destroy the connection
   // from a callback. False once nothing more can be encrypted now.
   bool EncryptQueuedWrite();
+  // Completes write `id` now, if it is the oldest write and its ciphertext
+  // is flushed, rather than as a kWriteDone event of a later Step().
+  bool TakeFlushedWrite(uint64_t id);
+  // Work other than writes that Step() must order them against.
+  bool control_pending() const {
+    return kick_handshake_ || shutdown_ != CloseState::kNone || !events_.empty();
+  }
 
   // Runs the pump until it has something for the embedder (a batch to
   // deliver, ciphertext to flush) or nothing is left to do (false). The

@@ -126,3 +126,52 @@ describe('memory of reads that complete no record', function () {
     }
   });
 });
+
+describe('memory of small chunks', function () {
+  const { once } = require('node:events');
+  const { makePair, release } = require('./common');
+  const sockets = [];
+  let listening = null;
+
+  afterEach(async function () {
+    await release(sockets, null, listening);
+    listening = null;
+  });
+
+  // One message at a time, each the reply to the last, so every read
+  // decrypts exactly one small record.
+  async function exchange(server, client, messages, onChunk) {
+    for (const m of messages) {
+      const got = once(client, 'data');
+      server.write(m);
+      const [chunk] = await got;
+      assert.strictEqual(chunk.toString(), m);
+      onChunk(chunk);
+    }
+  }
+
+  it('small chunks are slices of a shared Buffer, not an ArrayBuffer each', async function () {
+    // tlswrap's allocation strategy (node:tls hands out slices of its read buffer too, but
+    // not across reads).
+    if (builtin) this.skip();
+    const { server: srv, sock: server, client } = await makePair();
+    listening = srv;
+    sockets.push(server, client);
+    const buffers = new Set();
+    await exchange(server, client, ['one', 'two', 'three', 'four'], (chunk) => buffers.add(chunk.buffer));
+    assert.strictEqual(buffers.size, 1, `${buffers.size} ArrayBuffers for 4 small chunks`);
+  });
+
+  it("detaching a chunk's ArrayBuffer leaves later chunks intact", async function () {
+    const { server: srv, sock: server, client } = await makePair();
+    listening = srv;
+    sockets.push(server, client);
+    const messages = Array.from({ length: 20 }, (_, i) => `message ${i} `.repeat(i + 1));
+    await exchange(server, client, messages, (chunk) => {
+      // What a program may do with a chunk it owns: move its memory
+      // elsewhere (postMessage / structuredClone transfer).
+      if (chunk.buffer.byteLength > 0) structuredClone(chunk.buffer, { transfer: [chunk.buffer] });
+      assert.strictEqual(chunk.length, 0, 'the chunk was detached');
+    });
+  });
+});

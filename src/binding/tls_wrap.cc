@@ -482,9 +482,39 @@ void TLSWrap::DeliverEvent(const Event& event) {
 
 // ---- Engine::Delegate ----
 
+namespace {
+
+constexpr size_t kSlabSize = 16 * 1024;
+// Chunks up to this size come from the slab. The engine asks for exactly the
+// decrypted size below a whole record, so nothing of the slab is wasted.
+constexpr size_t kSlabChunk = 2 * 1024;
+
+}  // namespace
+
 char* TLSWrap::ClearBuffer(size_t want, size_t* cap) {
   Napi::Env env = Env();
   *cap = 0;
+  if (read_buffer_.IsEmpty() && want <= kSlabChunk) {
+    AddonData* data = AddonData::Get(env);
+    Napi::Uint8Array slab;
+    char* base = nullptr;
+    if (!data->clear_slab.IsEmpty() && data->clear_slab_used + want <= kSlabSize) {
+      // Looked up each time: JS holding a slice could have detached it.
+      slab = data->clear_slab.Value().As<Napi::Uint8Array>();
+      if (slab.ByteLength() == kSlabSize) base = reinterpret_cast<char*>(slab.Data());
+    }
+    if (base == nullptr) {
+      slab = Napi::Buffer<char>::New(env, kSlabSize);
+      data->clear_slab = Napi::Persistent(slab.As<Napi::Object>());
+      data->clear_slab_used = 0;
+      base = reinterpret_cast<char*>(slab.Data());
+    }
+    clear_target_ = slab;
+    char* out = base + data->clear_slab_used;
+    data->clear_slab_used += want;
+    *cap = want;
+    return out;
+  }
   if (read_buffer_.IsEmpty()) {
     auto out = Napi::Buffer<char>::New(env, want);
     clear_target_ = out;

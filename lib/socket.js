@@ -649,9 +649,10 @@ class TLSSocket extends net.Socket {
 
   _write(chunk, encoding, cb) {
     const buffer = typeof chunk === 'string' ? Buffer.from(chunk, encoding) : chunk;
-    this._dispatch([buffer], buffer.length, cb);
+    this._dispatch(buffer, buffer.length, cb);
   }
 
+  // `buffers`: an Array of Buffers, or one Buffer.
   _dispatch(buffers, bytes, cb) {
     if (this._handle === null) {
       cb(codedError(Error, 'ERR_STREAM_DESTROYED', 'Cannot call write after a stream was destroyed'));

@@ -17,13 +17,21 @@ namespace tlswrap {
 
 class JsWriteSource : public WriteSource {
  public:
-  // `chunks` is an Array of Buffers; empty ones are skipped.
-  explicit JsWriteSource(Napi::Array chunks) : env_(chunks.Env()) {
-    uint32_t n = chunks.Length();
-    pieces_.reserve(n);
-    for (uint32_t i = 0; i < n; i++) {
-      size_t len = chunks.Get(i).As<Napi::Uint8Array>().ByteLength();
-      if (len > 0) pieces_.emplace_back(i, len);
+  // `chunks` is an Array of Buffers, or one Buffer (no Array to make and
+  // index for the common single write); empty ones are skipped.
+  explicit JsWriteSource(Napi::Value chunks) : env_(chunks.Env()) {
+    if (chunks.IsTypedArray()) {
+      single_ = true;
+      size_t len = chunks.As<Napi::Uint8Array>().ByteLength();
+      if (len > 0) pieces_.emplace_back(0, len);
+    } else {
+      auto array = chunks.As<Napi::Array>();
+      uint32_t n = array.Length();
+      pieces_.reserve(n);
+      for (uint32_t i = 0; i < n; i++) {
+        size_t len = array.Get(i).As<Napi::Uint8Array>().ByteLength();
+        if (len > 0) pieces_.emplace_back(i, len);
+      }
     }
     chunks_ = Napi::Persistent(chunks.As<Napi::Object>());
   }
@@ -32,8 +40,10 @@ class JsWriteSource : public WriteSource {
   size_t size(size_t i) const override { return pieces_[i].second; }
 
   bool Get(size_t i, const char** data) override {
-    napi_value chunk;
-    if (napi_get_element(env_, chunks_.Value(), pieces_[i].first, &chunk) != napi_ok) return false;
+    napi_value chunk = chunks_.Value();
+    if (!single_ && napi_get_element(env_, chunk, pieces_[i].first, &chunk) != napi_ok) {
+      return false;
+    }
     napi_typedarray_type type;
     size_t length = 0;
     void* base = nullptr;
@@ -47,6 +57,7 @@ class JsWriteSource : public WriteSource {
 
  private:
   napi_env env_;
+  bool single_ = false;
   Napi::ObjectReference chunks_;
   std::vector<std::pair<uint32_t, size_t>> pieces_;  // (index in chunks_, length)
 };

@@ -157,7 +157,7 @@ Napi::Value TLSWrap::Writev(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (dead()) return Napi::Boolean::New(env, false);
   auto id = static_cast<uint64_t>(info[1].As<Napi::Number>().Int64Value());
-  engine_->Write(std::make_unique<JsWriteSource>(info[0].As<Napi::Array>()), id);
+  engine_->Write(std::make_unique<JsWriteSource>(info[0]), id);
   if (depth_ > 0) {
     // The outer cycle picks the write up, unless it can go now: from the
     // handler of a batch of plaintext alone (a request's response), with

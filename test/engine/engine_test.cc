@@ -125,6 +125,25 @@ TEST(session_event_between_data_it_came_between) {
   CHECK_EQ(p.client.Count(EventType::kSession), 1u);
 }
 
+// A write that reaches the engine after the ticket was asked for, before
+// the engine ran again (both from one JS handler), goes out behind it.
+TEST(write_queued_after_ticket_request_goes_behind_it) {
+  Pair p(kTls13);
+  p.Handshake();
+  p.client.events.clear();
+  std::string after = Pattern(200, 5);
+  size_t base = p.client.received.size();
+  CHECK(p.server.engine->NewSessionTicket());
+  p.server.Write(after);
+  p.server.Run();
+  CHECK(p.Transfer(p.server, p.client));
+  p.client.Run();
+  CHECK(p.client.received.substr(base) == after);
+  const Seen* session = p.client.Find(EventType::kSession);
+  CHECK(session != nullptr);
+  CHECK_EQ(session->at, base);
+}
+
 TEST(end_after_all_data_on_close_notify) {
   Pair p(kTls13);
   p.Handshake();

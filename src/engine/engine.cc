@@ -133,8 +133,12 @@ void Engine::Destroy() {
 
 bool Engine::EncryptQueuedWrite() {
   if (dead() || phase_ == Phase::kNew) return false;
-  Batch ignored;  // an error here only ends the connection being destroyed
-  return ClearIn(&ignored) && phase_ != Phase::kFailed;
+  Batch made;
+  bool more = ClearIn(&made) && phase_ != Phase::kFailed;
+  // What it found wrong (a write whose memory is gone, an error) is left for
+  // the next Step(): the connection may not be on its way out.
+  for (Event& e : made.events) QueueEvent(e.type, std::move(e.payload), e.value);
+  return more;
 }
 
 bool Engine::TakeFlushedWrite(uint64_t id) {

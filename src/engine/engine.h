@@ -139,7 +139,8 @@ class Engine {
   void Destroy();
   // Encrypts the next slice of the queued writes into enc_out(), as Step
   // would, and nothing else: for an embedder about to destroy the connection
-  // from a callback. False once nothing more can be encrypted now.
+  // from a callback, or sending a write at once. False once nothing more can
+  // be encrypted now; events it made wait for the next Step().
   bool EncryptQueuedWrite();
   // Completes write `id` now, if it is the oldest write and its ciphertext
   // is flushed, rather than as a kWriteDone event of a later Step().

@@ -238,6 +238,20 @@ TEST(write_memory_gone_before_handshake) {
   CHECK(p.server.received.empty());
 }
 
+// EncryptQueuedWrite() also runs for a live connection (the binding sends a
+// reply from inside a 'data' handler at once): what it finds wrong must
+// still come out of the next Step(), not be dropped.
+TEST(write_memory_gone_found_by_encrypt_queued_write) {
+  Pair p(kTls13);
+  p.Handshake();
+  auto gone = std::make_shared<std::vector<bool>>(1, true);
+  p.client.engine->Write(
+      std::make_unique<DetachableSource>(std::vector<std::string>{Pattern(100, 12)}, gone), 4);
+  CHECK(!p.client.engine->EncryptQueuedWrite());
+  p.client.Run();
+  CheckGone(p.client, 4);
+}
+
 TEST(write_memory_gone_while_transport_blocked) {
   Pair p(kTls13);
   p.Handshake();

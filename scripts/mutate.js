@@ -117,7 +117,7 @@ const MUTATIONS = [
     "the client reports no staple although the server sent one"],
   // ---- error handling ----
   ['error-queue-dirty', 'src/engine/openssl_ptr.h',
-    '~ErrorQueueGuard() { ERR_clear_error(); }', '~ErrorQueueGuard() {}',
+    '~ErrorQueueGuard() { Clear(); }', '~ErrorQueueGuard() {}',
     "OpenSSL's error queue is left with tlswrap's errors on exit"],
   ['data-lost-before-error', 'src/engine/engine.cc',
     '  if (fill > 0) {\n    if (direct) {', '  if (fill > 0 && err != SSL_ERROR_SSL) {\n    if (direct) {',

@@ -15,8 +15,11 @@
 // phase=bulk     `bulk` connections, `bulkConcurrency` at once, each sending
 //                `bulkBytes` of seeded random bytes to the server, which
 //                answers with a SHA-256 of what it got; every digest must
-//                match. Clients run in a child process (idle too): one
-//                process could not hold both ends under the fd limit.
+//                match. The first `bulkConcurrency` all finish their
+//                handshakes (256 at a time) before any sends, so that many
+//                move data together (peakOpen). Clients run in a child
+//                process (idle too): one process could not hold both ends
+//                under the fd limit.
 // Prints one JSON line per phase; exits non-zero on any failure.
 
 const crypto = require('node:crypto');
@@ -73,6 +76,20 @@ async function pool(count, width, job) {
     while (next < count) await job(next++);
   }
   await Promise.all(Array.from({ length: Math.min(width, count) }, lane));
+}
+
+// The message a client child sends when it is done; a child that exits
+// without one (it failed, and said why on stderr) fails the phase instead
+// of leaving it waiting forever.
+function childResult(child) {
+  return new Promise((resolve, reject) => {
+    const onExit = (code, signal) => reject(new Error(`client process exited (${signal || code}) before reporting`));
+    child.once('exit', onExit);
+    child.once('message', (message) => {
+      child.off('exit', onExit);
+      resolve(message);
+    });
+  });
 }
 
 // connect -> 1 KiB each way -> destroy; resolves once both ends closed.
@@ -160,7 +177,7 @@ async function phaseIdle() {
     `impl=${opts.impl}`, `tlsVersion=${opts.tlsVersion}`, `cipher=${opts.cipher}`,
     `role=idle-client`, `port=${port}`, `idle=${opts.idle}`,
   ], { execArgv: ['--expose-gc'] });
-  const [client] = await require('node:events').once(child, 'message');
+  const client = await childResult(child);
   const after = await common.settledRss();
   child.send('done');
   await require('node:events').once(child, 'exit');
@@ -194,33 +211,84 @@ function* payload(seed, size) {
 
 // The clients of phase=bulk, in a child process (see idleClients): each
 // sends its payload, hashing it as it goes, and compares the server's hash.
+// peakOpen in the result is how many were open at once.
 async function bulkClients(port) {
   let mismatches = 0;
-  await pool(opts.bulk, opts.bulkConcurrency, (i) => new Promise((resolve, reject) => {
-    const expected = crypto.createHash('sha256');
-    const pieces = payload(i + 1, opts.bulkBytes);
-    const client = tls.connect({ ...clientOpts, port });
-    const reply = [];
-    client.on('error', reject);
-    client.on('data', (chunk) => reply.push(chunk));
-    client.on('end', () => {
-      if (!Buffer.concat(reply).equals(expected.digest())) mismatches++;
-      client.destroy();
-      resolve();
-    });
-    const pump = () => {
-      for (let next = pieces.next(); !next.done; next = pieces.next()) {
-        expected.update(next.value);
-        if (!client.write(next.value)) {
-          client.once('drain', pump);
-          return;
+  let open = 0;
+  let peakOpen = 0;
+  // At most this many handshakes under way at once, as a load generator
+  // ramps up: 10,000 SYNs in one burst overflow the listen queue (the
+  // kernel then resets some of them) while the server is busy with the
+  // handshakes it has. Transfers stay concurrent.
+  const handshakes = semaphore(256);
+  // The first `bulkConcurrency` connections all finish their handshakes
+  // before any sends: that many move their data at the same time.
+  const firstWave = Math.min(opts.bulk, opts.bulkConcurrency);
+  let secured = 0;
+  let go;
+  const allSecure = new Promise((resolve) => { go = resolve; });
+  await pool(opts.bulk, opts.bulkConcurrency, async (i) => {
+    await handshakes.take();
+    return bulkOne(i);
+  });
+  function bulkOne(i) {
+    return new Promise((resolve, reject) => {
+      const expected = crypto.createHash('sha256');
+      const pieces = payload(i + 1, opts.bulkBytes);
+      const client = tls.connect({ ...clientOpts, port });
+      peakOpen = Math.max(peakOpen, ++open);
+      client.once('close', () => open--);
+      let slot = true;
+      const release = () => {
+        if (slot) handshakes.give();
+        slot = false;
+      };
+      client.once('secureConnect', release);
+      client.once('close', release);
+      const reply = [];
+      client.on('error', reject);
+      client.on('data', (chunk) => reply.push(chunk));
+      client.on('end', () => {
+        if (!Buffer.concat(reply).equals(expected.digest())) mismatches++;
+        client.destroy();
+        resolve();
+      });
+      const pump = () => {
+        for (let next = pieces.next(); !next.done; next = pieces.next()) {
+          expected.update(next.value);
+          if (!client.write(next.value)) {
+            client.once('drain', pump);
+            return;
+          }
         }
+        client.end();
+      };
+      client.once('secureConnect', () => {
+        if (++secured === firstWave) go();
+        allSecure.then(pump);
+      });
+    });
+  }
+  process.send({ mismatches, peakOpen });
+}
+
+function semaphore(width) {
+  let free = width;
+  const waiting = [];
+  return {
+    take() {
+      if (free > 0) {
+        free--;
+        return Promise.resolve();
       }
-      client.end();
-    };
-    client.once('secureConnect', pump);
-  }));
-  process.send({ mismatches });
+      return new Promise((resolve) => waiting.push(resolve));
+    },
+    give() {
+      const next = waiting.shift();
+      if (next) next();
+      else free++;
+    },
+  };
 }
 
 async function phaseBulk() {
@@ -238,6 +306,9 @@ async function phaseBulk() {
       socket.end(hash.digest());
     });
   });
+  // A connection the server drops during its handshake shows up here
+  // (and as the client's error).
+  server.on('tlsClientError', (err) => process.stderr.write(`server: tlsClientError ${err.code}\n`));
   const port = await listen(server);
   const start = process.hrtime.bigint();
   const child = require('node:child_process').fork(__filename, [
@@ -245,12 +316,13 @@ async function phaseBulk() {
     'role=bulk-client', `port=${port}`, `bulk=${opts.bulk}`, `bulkBytes=${opts.bulkBytes}`,
     `bulkConcurrency=${opts.bulkConcurrency}`,
   ], { execArgv: ['--expose-gc'] });
-  const [{ mismatches }] = await require('node:events').once(child, 'message');
+  const { mismatches, peakOpen } = await childResult(child);
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   await require('node:events').once(child, 'exit');
   await close(server);
   return {
     phase: 'bulk', impl: opts.impl, connections: opts.bulk, concurrency: opts.bulkConcurrency,
+    peakOpen,
     bytesEach: opts.bulkBytes, seconds: common.round(seconds, 1),
     mibPerSecond: common.round(opts.bulk * opts.bulkBytes / 1048576 / seconds, 1),
     mismatches, ok: mismatches === 0 && served === opts.bulk,

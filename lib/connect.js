@@ -37,6 +37,19 @@ function normalizeConnectArgs(args) {
 
 let warnedAllowUnauthorized = false;
 
+// Node 24's client adds a hint to the two chain errors a locally installed
+// root would fix (seen on 24.22; Node 20 has none). The server side's
+// authorizationError is the bare code on both.
+const systemCAHint = Number(process.versions.node.split('.')[0]) >= 24 ?
+  '; if the root CA is installed locally, try running Node.js with --use-system-ca' : '';
+function withSystemCAHint(err) {
+  if (err && systemCAHint &&
+      (err.code === 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' || err.code === 'DEPTH_ZERO_SELF_SIGNED_CERT')) {
+    err.message += systemCAHint;
+  }
+  return err;
+}
+
 function onConnectSecure() {
   const options = this._connectOptions;
   const keyInfo = this.getEphemeralKeyInfo();
@@ -45,7 +58,7 @@ function onConnectSecure() {
     return;
   }
   // On a resumed connection this is the chain result stored in the session.
-  let verifyError = this._handle.verifyError();
+  let verifyError = withSystemCAHint(this._handle.verifyError());
   // The name is checked on resumed connections too (node:tls skips it): the
   // session says nothing about the name asked for now, and a session from a
   // connection whose name check failed or was waived (rejectUnauthorized:

@@ -155,8 +155,13 @@ describe('connection lifetime over TCP', function () {
       // The writer never had more than a chunk beyond its high-water mark
       // queued, and the process grew by well under what was sent.
       assert.ok(maxQueued <= chunk.length + p.sock.writableHighWaterMark, `queued ${maxQueued}`);
-      // (node:tls itself grows by 30-40 MiB here: garbage not yet collected.)
-      if (!sanitized) assert.ok(maxRss - rssBefore < 64 * 1024 * 1024, `RSS grew by ${((maxRss - rssBefore) / 1048576).toFixed(1)} MiB`);
+      // (node:tls itself grows by 30-40 MiB here: garbage not yet collected.
+      // On Node 24 tlswrap's 'data' chunks wait longer for V8's collector,
+      // the known gap of the README's "Not yet" list: 67-83 MiB measured on
+      // the generic transport, so the bound there is 100 MiB, still short of
+      // the 128 MiB a writer that ignored backpressure would add.)
+      const bound = (Number(process.versions.node.split('.')[0]) >= 24 ? 100 : 64) * 1024 * 1024;
+      if (!sanitized) assert.ok(maxRss - rssBefore < bound, `RSS grew by ${((maxRss - rssBefore) / 1048576).toFixed(1)} MiB`);
     } finally {
       p.client.destroy();
       p.sock.destroy();

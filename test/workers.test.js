@@ -22,6 +22,7 @@ describe('worker threads', function () {
     assert.deepStrictEqual(errors, []);
     // terminate() ends a worker with code 1, process.exit(0) with 0.
     assert.deepStrictEqual(exits, [1, 1, 1, 0, 0, 0, 0, 0]);
-    assert.strictEqual(after, before, `fds before the workers: ${before}, after: ${after}`);
+    // Fewer is fine (node may close one of its own lazily); more is a leak.
+    assert.ok(after <= before, `fds before the workers: ${before}, after: ${after}`);
   });
 });

@@ -3,7 +3,8 @@
 // Mutation check of the test suite: each entry of MUTATIONS is a small
 // deliberate bug. One at a time, it is applied to a temporary copy of the
 // repository, the addon is rebuilt there, and the suite runs on both
-// transports (mocha --bail). A mutation the suite does not notice "survived":
+// transports (mocha --bail), after the engine's C++ tests for a mutation in
+// src/engine. A mutation the suite does not notice "survived":
 // some promise has no test that can fail. Usage:
 //
 //   npm run mutate                 every mutation (about 1-2 min each)
@@ -253,6 +254,14 @@ async function main() {
           if (b.code !== 0) result = { status: 'killed', by: 'build failed' };
         }
         stale = !file.startsWith('lib/');
+        // An engine mutation meets the engine's own tests first: some engine
+        // promises (nothing kept after Destroy()) cannot be seen from JS.
+        if (!result && file.startsWith('src/engine/') && !spec.length) {
+          const r = await run('bash', [path.join(dir, 'scripts', 'test-engine.sh')], { cwd: dir, env, limitSec });
+          const failed = /^FAIL (.*)$/m.exec(r.output);
+          if (r.timedOut) result = { status: 'killed', by: `engine: timed out after ${limitSec}s` };
+          else if (r.code !== 0) result = { status: 'killed', by: `engine: ${failed ? failed[1] : `exit ${r.code}`}`.slice(0, 110) };
+        }
         for (const transport of ['native', 'js']) {
           if (result) break;
           const runEnv = { ...env };

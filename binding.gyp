@@ -13,6 +13,7 @@
         "src/engine/cipher_buffer.cc",
         "src/engine/context_config.cc",
         "src/engine/engine.cc",
+        "src/engine/engine_control.cc",
         "src/engine/engine_callbacks.cc",
         "src/transport_js.cc",
         "src/transport_uv.cc"

@@ -1,0 +1,180 @@
+// The engine's controls: what the embedder sets or asks for on a connection
+// (renegotiation, tickets, ALPN, verification, PSK, the certificate pause,
+// OCSP, tracing, sessions). Each takes effect from the next Step(); the
+// pump is in engine.cc.
+#include "engine.h"
+
+namespace tlswrap {
+
+bool Engine::Renegotiate(unsigned long* err) {
+  *err = 0;
+  if (dead()) return false;
+  if (phase_ == Phase::kHandshake) {
+    // The first handshake is under way and serves, as below: a client's
+    // SSL_renegotiate() now would leave it in init, its writes stuck.
+    return true;
+  }
+  if (!established() || SSL_version(ssl()) >= TLS1_3_VERSION) {
+    // Refused (TLS 1.3 has no renegotiation): OpenSSL's own error, now.
+    ErrorQueueGuard guard;
+    if (SSL_renegotiate(ssl()) != 1) {
+      *err = ERR_peek_error();
+      return false;
+    }
+  } else if (renegotiate_wanted_ || SSL_in_init(ssl()) || SSL_renegotiate_pending(ssl())) {
+    // One is already under way and serves as this one too: SSL_renegotiate()
+    // mid-handshake leaves OpenSSL in init once that handshake is over, with
+    // no ClientHello sent, and every write waits forever (found by
+    // fuzz/pair_mutator).
+    return true;
+  } else {
+    // Started after the writes already queued: SSL_read would otherwise
+    // send the ClientHello ahead of them.
+    renegotiate_wanted_ = true;
+  }
+  kick_handshake_ = true;
+  kick_seq_ = write_seq_;
+  return true;
+}
+
+bool Engine::NewSessionTicket() {
+  if (!is_server_ || !established() || SSL_version(ssl()) < TLS1_3_VERSION) return false;
+  // Made after the writes already queued, like a renegotiation.
+  ticket_wanted_ = true;
+  kick_handshake_ = true;
+  kick_seq_ = write_seq_;
+  return true;
+}
+
+void Engine::SetAlpnProtocols(const unsigned char* wire, size_t len) {
+  if (dead()) return;
+  if (is_server_) {
+    alpn_protos_.assign(wire, wire + len);
+  } else {
+    ErrorQueueGuard guard;
+    SSL_set_alpn_protos(ssl(), wire, static_cast<unsigned int>(len));
+  }
+}
+
+void Engine::SetVerifyMode(bool request_cert, bool reject_unauthorized) {
+  if (dead()) return;
+  int mode = SSL_VERIFY_PEER;
+  if (is_server_) {
+    mode = request_cert ? SSL_VERIFY_PEER : SSL_VERIFY_NONE;
+    if (request_cert && reject_unauthorized) mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
+  }
+  SSL_set_verify(ssl(), mode, VerifyCallback);
+}
+
+void Engine::EnablePsk() {
+  if (dead()) return;
+  psk_ = true;
+  SSL_set_psk_server_callback(ssl(), PskServerCallback);
+  SSL_set_psk_client_callback(ssl(), PskClientCallback);
+}
+
+bool Engine::SetPskIdentityHint(const std::string& hint) {
+  if (dead()) return false;
+  ErrorQueueGuard guard;
+  return SSL_use_psk_identity_hint(ssl(), hint.c_str()) == 1;
+}
+
+void Engine::EnableCertCb() {
+  if (!dead() && is_server_) SSL_set_cert_cb(ssl(), CertCallback, nullptr);
+}
+
+bool Engine::CertCbDone(SSL_CTX* ctx) {
+  if (dead() || cert_cb_ != Pause::kWaiting) return true;
+  cert_cb_ = Pause::kDone;
+  if (ctx == nullptr) return true;
+  return UseKeyCert(ctx);
+}
+
+bool Engine::UseKeyCert(SSL_CTX* ctx) {
+  if (dead() || !is_server_) return true;
+  // Only the chosen context's certificate, key and chain move onto the SSL,
+  // as in node:tls. Its SSL_CTX stays the server's, so tickets are sealed and
+  // opened with the server's keys: a ClientHello is read before any SNI
+  // choice, so tickets sealed with the SNI context's keys would never open.
+  // A context with no certificate leaves the server's in place.
+  X509* cert = SSL_CTX_get0_certificate(ctx);
+  EVP_PKEY* key = SSL_CTX_get0_privatekey(ctx);
+  STACK_OF(X509)* chain = nullptr;
+  if (cert == nullptr || key == nullptr || SSL_CTX_get0_chain_certs(ctx, &chain) != 1) {
+    return true;
+  }
+  ErrorQueueGuard guard;
+  SSL_certs_clear(ssl());
+  if (SSL_use_certificate(ssl(), cert) != 1 || SSL_use_PrivateKey(ssl(), key) != 1 ||
+      SSL_set1_chain(ssl(), chain) != 1) {
+    return false;
+  }
+  // Client certificates are checked against the chosen context's CAs, and a
+  // chain left to OpenSSL is built from them too.
+  SSL_set1_verify_cert_store(ssl(), SSL_CTX_get_cert_store(ctx));
+  SSL_set1_chain_cert_store(ssl(), SSL_CTX_get_cert_store(ctx));
+  STACK_OF(X509_NAME)* names = SSL_CTX_get_client_CA_list(ctx);
+  if (names != nullptr) SSL_set_client_CA_list(ssl(), SSL_dup_CA_list(names));
+  return true;
+}
+
+void Engine::RequestOCSP() {
+  if (dead() || is_server_) return;
+  SSL_set_tlsext_status_type(ssl(), TLSEXT_STATUSTYPE_ocsp);
+}
+
+void Engine::SetOCSPResponse(const unsigned char* data, size_t len) {
+  if (dead() || !is_server_) return;
+  ocsp_response_.assign(reinterpret_cast<const char*>(data), len);
+  has_ocsp_response_ = true;
+}
+
+namespace {
+
+// SSL_trace as node:tls calls it. The trace is best effort: what a failed
+// BIO write leaves in the error queue is dropped, and only that (an error
+// OpenSSL queued before this message, an alert's cause, must stay).
+void TraceMessage(int write_p, int version, int content_type, const void* buf, size_t len, SSL* ssl,
+                  void* arg) {
+  ERR_set_mark();
+  SSL_trace(write_p, version, content_type, buf, len, ssl, arg);
+  ERR_pop_to_mark();
+}
+
+}  // namespace
+
+bool Engine::EnableTrace() {
+  if (dead()) return false;
+  if (!trace_bio_) {
+    trace_bio_.reset(BIO_new_fp(stderr, BIO_NOCLOSE | BIO_FP_TEXT));
+    if (!trace_bio_) return false;
+  }
+  SSL_set_msg_callback(ssl(), TraceMessage);
+  SSL_set_msg_callback_arg(ssl(), trace_bio_.get());
+  return true;
+}
+
+void Engine::SetSessionIdContext(const std::string& sid_ctx) {
+  sid_ctx_ = sid_ctx;
+}
+
+void Engine::EnableSessionEvents(bool new_session, bool resume_session) {
+  new_session_events_ = new_session;
+  // Without a resumeSession listener there is nothing to wait for.
+  resume_ = resume_session ? Pause::kNone : Pause::kDone;
+}
+
+void Engine::LoadSession(const unsigned char* der, size_t len) {
+  if (dead() || resume_ != Pause::kWaiting) return;
+  if (len > 0) {
+    ErrorQueueGuard guard;
+    loaded_session_.reset(d2i_SSL_SESSION(nullptr, &der, static_cast<long>(len)));
+  }
+  resume_ = Pause::kDone;
+}
+
+void Engine::NewSessionDone() {
+  if (new_sessions_pending_ > 0) new_sessions_pending_--;
+}
+
+}  // namespace tlswrap

@@ -183,7 +183,9 @@ function firstFailure({ output, code, signal }) {
 
 function makeCopy() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tlswrap-mutate-'));
-  const topSkip = new Set(['build', '.git']);
+  // Build outputs stay behind: their dependency files name this checkout's
+  // paths, so a mutated header would not rebuild what includes it there.
+  const topSkip = new Set(['build', 'build-engine', 'build-asan', 'build-fuzz', '.git']);
   fs.cpSync(root, dir, {
     recursive: true,
     filter: (src) => path.basename(src) !== 'node_modules' &&

@@ -23,6 +23,7 @@
 const crypto = require('node:crypto');
 const { defaultStore } = require('./ca');
 const defaults = require('./defaults');
+const { identity } = require('./identity');
 
 const MAX_CONTEXTS = 64;
 
@@ -47,17 +48,6 @@ const connectionOnly = new Set([
 ]);
 
 class NotKeyable extends Error {}
-
-let nextId = 1;
-const ids = new WeakMap();
-function identity(object) {
-  let id = ids.get(object);
-  if (id === undefined) {
-    id = nextId++;
-    ids.set(object, id);
-  }
-  return id;
-}
 
 function sha256(data) {
   return crypto.createHash('sha256').update(data).digest('base64');

@@ -19,6 +19,7 @@ const crypto = require('node:crypto');
 const nodeTls = require('node:tls');
 const { convertALPNProtocols } = require('./alpn');
 const defaults = require('./defaults');
+const { identity } = require('./identity');
 const { invalidArgType, validateInteger } = require('./errors');
 
 const TLS1_3_VERSION = 0x0304;
@@ -132,19 +133,6 @@ class SessionCache {
 }
 
 // ---- the key ----
-
-let nextId = 1;
-const ids = new WeakMap();
-// A stable number for an object (a SecureContext, a checkServerIdentity
-// function): identity, not content, is what the key can compare for them.
-function identity(object) {
-  let id = ids.get(object);
-  if (id === undefined) {
-    id = nextId++;
-    ids.set(object, id);
-  }
-  return id;
-}
 
 function digestOf(value) {
   if (value === undefined || value === null) return '-';

@@ -155,6 +155,22 @@ describe('TLS 1.3 NewSessionTicket and sessions', function () {
     server = null;
   });
 
+  // A TLS 1.3 client that records its data chunks and '<session>' events in
+  // order, answering 'go' to each chunk `goWhen` picks; resolves at 'end'.
+  async function recordClient(port, goWhen) {
+    const client = tlswrap.connect(clientOptions(port, TLS13));
+    sockets.push(client);
+    const events = [];
+    client.setEncoding('latin1');
+    client.on('data', (chunk) => {
+      events.push(chunk);
+      if (goWhen(chunk)) client.write('go');
+    });
+    client.on('session', () => events.push('<session>'));
+    await once(client, 'end');
+    return events;
+  }
+
   it('a session event sits between the data written before and after its ticket', async function () {
     // Test-only hook of the engine: serverSocket._handle.newSessionTicket()
     // sends one NewSessionTicket. node:tls has no way to do that on demand.
@@ -178,17 +194,7 @@ describe('TLS 1.3 NewSessionTicket and sessions', function () {
         socket.end(B);
       });
     });
-    const port = await listen(server);
-    const client = tlswrap.connect(clientOptions(port, TLS13));
-    sockets.push(client);
-    const events = [];
-    client.setEncoding('latin1');
-    client.on('data', (chunk) => {
-      events.push(chunk);
-      if (chunk === 'x') client.write('go');
-    });
-    client.on('session', () => events.push('<session>'));
-    await once(client, 'end');
+    const events = await recordClient(await listen(server), (chunk) => chunk === 'x');
 
     // From the first byte of A on: A, exactly one session, B.
     const start = events.findIndex((e) => e !== '<session>' && e !== 'x');
@@ -222,18 +228,7 @@ describe('TLS 1.3 NewSessionTicket and sessions', function () {
         });
       });
     });
-    const port = await listen(server);
-    const client = tlswrap.connect(clientOptions(port, TLS13));
-    sockets.push(client);
-    const events = [];
-    client.setEncoding('latin1');
-    client.on('data', (chunk) => {
-      events.push(chunk);
-      if (chunk === 'x') client.write('go');
-      if (chunk.endsWith('y')) client.write('go');
-    });
-    client.on('session', () => events.push('<session>'));
-    await once(client, 'end');
+    const events = await recordClient(await listen(server), (chunk) => chunk === 'x' || chunk.endsWith('y'));
 
     const start = events.findIndex((e) => e.endsWith('y'));
     const later = events.slice(start + 1);

@@ -409,15 +409,18 @@ describe('verify: server checks the client', function () {
   }
 });
 
+// test/child/default-trust.js's verdict, without its sameDefaults.
+const trustVerdict = ({ authorized, error }) => ({ authorized, error });
+
 describe('verify: default trust store', function () {
   // A child process, because NODE_EXTRA_CA_CERTS is read once at startup.
-  const script = path.join(__dirname, 'child', 'b-extra-ca.js');
+  const script = path.join(__dirname, 'child', 'default-trust.js');
   const runChild = (extraEnv) => new Promise((resolve, reject) => {
     const env = { ...process.env, ...extraEnv };
     if (!extraEnv.NODE_EXTRA_CA_CERTS) delete env.NODE_EXTRA_CA_CERTS;
     execFile(process.execPath, [script], { env, timeout: 10000 }, (err, stdout, stderr) => {
       if (err) return reject(new Error(`child failed: ${err.message}\n${stderr}`));
-      resolve(JSON.parse(stdout.trim()));
+      resolve(trustVerdict(JSON.parse(stdout.trim())));
     });
   });
 
@@ -443,7 +446,7 @@ describe('verify: --use-openssl-ca, --use-system-ca, NODE_USE_SYSTEM_CA', functi
   const fs = require('node:fs');
   const os = require('node:os');
   const { spawnSync } = require('node:child_process');
-  const script = path.join(__dirname, 'child', 'ca-flags.js');
+  const script = path.join(__dirname, 'child', 'default-trust.js');
   const caFile = path.join(__dirname, 'fixtures', 'ca-cert.pem');
   const nodeHas = (flag) => process.allowedNodeEnvironmentFlags.has(flag);
   let emptyDir;
@@ -467,21 +470,20 @@ describe('verify: --use-openssl-ca, --use-system-ca, NODE_USE_SYSTEM_CA', functi
   });
   const trusted = { authorized: true, error: null };
   const untrusted = { authorized: false, error: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' };
-  const verdict = ({ authorized, error }) => ({ authorized, error });
 
   it('without a flag, a CA only in SSL_CERT_FILE is not trusted', async function () {
     const r = await runChild([]);
-    assert.deepStrictEqual(verdict(r), untrusted);
+    assert.deepStrictEqual(trustVerdict(r), untrusted);
     if (r.sameDefaults !== null) assert.strictEqual(r.sameDefaults, true);
   });
 
   it('--use-openssl-ca: the CA in SSL_CERT_FILE is trusted, the bundled roots are not used', async function () {
     if (!nodeHas('--use-openssl-ca')) this.skip(); // a Node built without it
     const r = await runChild(['--use-openssl-ca']);
-    assert.deepStrictEqual(verdict(r), trusted);
+    assert.deepStrictEqual(trustVerdict(r), trusted);
     if (r.sameDefaults !== null) assert.strictEqual(r.sameDefaults, true);
     // Given through NODE_OPTIONS, the same.
-    assert.deepStrictEqual(verdict(await runChild([], { NODE_OPTIONS: '--use-openssl-ca' })), trusted);
+    assert.deepStrictEqual(trustVerdict(await runChild([], { NODE_OPTIONS: '--use-openssl-ca' })), trusted);
   });
 
   it('--use-openssl-ca: a hashed SSL_CERT_DIR is looked up too', async function () {
@@ -492,7 +494,7 @@ describe('verify: --use-openssl-ca, --use-system-ca, NODE_USE_SYSTEM_CA', functi
     try {
       fs.copyFileSync(caFile, path.join(dir, `${hash.stdout.trim()}.0`));
       const r = await runChild(['--use-openssl-ca'], { SSL_CERT_FILE: path.join(dir, 'none.pem'), SSL_CERT_DIR: dir });
-      assert.deepStrictEqual(verdict(r), trusted);
+      assert.deepStrictEqual(trustVerdict(r), trusted);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
@@ -502,7 +504,7 @@ describe('verify: --use-openssl-ca, --use-system-ca, NODE_USE_SYSTEM_CA', functi
     // Node reads the system store from OpenSSL's paths only on Linux & co.
     if (!nodeHas('--use-system-ca') || process.platform === 'win32' || process.platform === 'darwin') this.skip();
     const r = await runChild(['--use-system-ca']);
-    assert.deepStrictEqual(verdict(r), trusted);
+    assert.deepStrictEqual(trustVerdict(r), trusted);
     assert.strictEqual(r.sameDefaults, true);
   });
 
@@ -511,7 +513,7 @@ describe('verify: --use-openssl-ca, --use-system-ca, NODE_USE_SYSTEM_CA', functi
     const builtin = await runChild([], { NODE_USE_SYSTEM_CA: '1', TLSWRAP_TEST_BUILTIN: '1' });
     if (!builtin.authorized) this.skip(); // this Node ignores the variable
     const r = await runChild([], { NODE_USE_SYSTEM_CA: '1' });
-    assert.deepStrictEqual(verdict(r), trusted);
+    assert.deepStrictEqual(trustVerdict(r), trusted);
     assert.strictEqual(r.sameDefaults, true);
   });
 });

@@ -1,11 +1,11 @@
 'use strict';
 
-// Child of verify.test.js, run with --use-openssl-ca / --use-system-ca (or
-// NODE_USE_SYSTEM_CA=1): connects with no `ca` option to a server whose CA
-// the parent put in SSL_CERT_FILE or SSL_CERT_DIR, and prints one JSON line:
-// whether it was trusted, and (where node:tls has getCACertificates) whether
-// the module's 'default' list is node:tls's. Honours TLSWRAP_TEST_BUILTIN
-// through common.js.
+// Child of verify.test.js: connects with no `ca` option to a server whose CA
+// only the default trust store can know (through NODE_EXTRA_CA_CERTS, or
+// SSL_CERT_FILE / SSL_CERT_DIR under --use-openssl-ca / --use-system-ca, as
+// the parent sets them), and prints one JSON line: whether it was trusted,
+// and (where node:tls has getCACertificates) whether the module's 'default'
+// list is node:tls's. Honours TLSWRAP_TEST_BUILTIN through common.js.
 
 const nodeTls = require('node:tls');
 const { tlswrap, serverOptions } = require('../common');

@@ -5,8 +5,7 @@
 
 #include <napi.h>
 
-#include <deque>
-
+#include "engine/fifo.h"
 #include "transport.h"
 
 namespace tlswrap {
@@ -24,7 +23,7 @@ class JsTransport : public Transport {
   void SetAsyncContext(napi_async_context context) override { async_context_ = context; }
 
  private:
-  std::deque<size_t> in_flight_;  // lengths of the writes the Duplex holds
+  Fifo<size_t> in_flight_;  // lengths of the writes the Duplex holds
   uint64_t flushed_ = 0;
   Napi::ObjectReference receiver_;
   Napi::FunctionReference write_;

@@ -9,10 +9,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
 
 #include "block_pool.h"
+#include "fifo.h"
 
 namespace tlswrap {
 
@@ -70,7 +70,7 @@ class CipherBuffer {
   // Shared ownership: node tears down connections and the environment's
   // data in no guaranteed order.
   std::shared_ptr<BlockPool> pool_;
-  std::deque<Block> blocks_;
+  Fifo<Block> blocks_;
   size_t size_ = 0;
   uint64_t committed_ = 0;
 };

@@ -9,13 +9,13 @@
 #define TLSWRAP_ENGINE_ENGINE_H_
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cipher_buffer.h"
 #include "events.h"
+#include "fifo.h"
 #include "openssl_ptr.h"
 
 namespace tlswrap {
@@ -269,8 +269,8 @@ class Engine {
   size_t read_fill_ = 0;  // plaintext in the current chunk: the stamp for events
   std::vector<Event> events_;
 
-  std::deque<PendingWrite> writes_;
-  std::deque<DoneMark> done_;
+  Fifo<PendingWrite> writes_;
+  Fifo<DoneMark> done_;
   std::vector<char> staging_;
   // A slice SSL_write must be offered again (mid-renegotiation): a copy, so
   // the retry does not depend on memory the embedder may lose meanwhile.

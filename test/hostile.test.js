@@ -18,7 +18,7 @@ const tls = require('node:tls');
 const { spawn, spawnSync } = require('node:child_process');
 const { once } = require('node:events');
 const {
-  fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer, sanitized,
+  fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer, sanitized, SocketDuplex,
 } = require('./common');
 
 const SLOW_LORIS_CLIENTS = Number(process.env.TLSWRAP_HOSTILE_CLIENTS) || 200;
@@ -343,6 +343,63 @@ describe('hostile peers', function () {
     if (!sanitized) assert.ok(grew < 96 << 20, `rss grew by ${grew >> 20} MiB`);
     await good;
     attacker.destroy();
+    await closed(sock);
+  });
+
+  it('close_notify, then a flood on the still-open TCP connection: a half-open server drops it, memory is bounded', async function () {
+    ctx = await startServer({ allowHalfOpen: true });
+    // Half-open sockets stay until the application ends them: this one does
+    // at the end.
+    const accepted = [];
+    ctx.server.on('secureConnection', (s) => accepted.push(s));
+    cleanup.push(() => accepted.forEach((s) => s.destroy()));
+    const serverSide = once(ctx.server, 'secureConnection');
+    const raw = net.connect(ctx.port, '127.0.0.1');
+    cleanup.push(() => raw.destroy());
+    raw.on('error', () => {});
+    await once(raw, 'connect');
+    // The attacker's TLS layer sends close_notify on end(); its TCP side
+    // never sends FIN, so the connection stays open for the flood.
+    class NoFin extends SocketDuplex {
+      _final(cb) { cb(); }
+    }
+    const attacker = tls.connect({ ...clientOptions(ctx.port), socket: new NoFin(raw) });
+    attacker.on('error', () => {});
+    await once(attacker, 'secureConnect');
+    const [sock] = await serverSide;
+    let after = 0;
+    sock.on('data', (d) => { after += d.length; });
+    attacker.end();
+    await once(sock, 'end');
+    const rssBefore = process.memoryUsage().rss;
+    const junk = Buffer.alloc(1 << 20, 0x17);
+    const total = 256 << 20;
+    let sent = 0;
+    while (sent < total) {
+      sent += junk.length;
+      if (!raw.write(junk)) {
+        const drained = await Promise.race([once(raw, 'drain').then(() => true), delay(3000).then(() => false)]);
+        if (!drained) break; // the server stopped reading: bounded too
+      }
+    }
+    await Promise.race([new Promise((resolve) => raw.write(Buffer.alloc(0), resolve)), delay(3000)]);
+    await delay(100);
+    const grew = process.memoryUsage().rss - rssBefore;
+    assert.strictEqual(after, 0, 'plaintext after close_notify');
+    assert.ok(!sock.destroyed, 'the half-open socket was closed');
+    if (!sanitized) assert.ok(grew < 64 << 20, `rss grew by ${grew >> 20} MiB while ${sent >> 20} MiB came after close_notify`);
+    // Another client is served (the server is half-open, so it does not
+    // wait for this one's end()).
+    const good = tlswrap.connect(clientOptions(ctx.port));
+    cleanup.push(() => good.destroy());
+    await once(good, 'secureConnect');
+    good.write('ping');
+    const [echo] = await once(good, 'data');
+    assert.strictEqual(echo.toString(), 'ping');
+    good.destroy();
+    // Half-open: it stays until the application ends it.
+    sock.end();
+    raw.destroy();
     await closed(sock);
   });
 

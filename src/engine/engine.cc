@@ -220,7 +220,15 @@ void Engine::TakeEvents(Batch* out) {
 }
 
 bool Engine::ClearOut(Batch* out) {
-  if (!reading_ || read_closed_ || cert_cb_ == Pause::kWaiting || resume_ == Pause::kWaiting ||
+  if (read_closed_) {
+    // Nothing after close_notify, EOF or a fatal error is ever read, but the
+    // transport goes on reading (to see the peer's FIN): what the peer sends
+    // now is dropped, or it would pile up here for as long as a half-open
+    // socket lives (found by fuzz/pair_mutator).
+    enc_in_.Clear();
+    return false;
+  }
+  if (!reading_ || cert_cb_ == Pause::kWaiting || resume_ == Pause::kWaiting ||
       replies_blocked()) {
     return false;
   }

@@ -161,6 +161,36 @@ TEST(end_after_all_data_on_close_notify) {
   CHECK_EQ(p.server.Count(EventType::kWriteDone), 1u);
 }
 
+// A transport reads on after the read side is closed (to see the peer's
+// FIN); whatever a peer sends then must not pile up in enc_in.
+void FloodAfterReadClosed(bool by_error) {
+  Pair p(kTls13);
+  p.Handshake();
+  if (by_error) {
+    p.client.engine->TransportError(104, "read");
+  } else {
+    p.server.engine->Shutdown();
+  }
+  p.Pump();
+  CHECK(p.client.Find(by_error ? EventType::kTransportError : EventType::kEnd) != nullptr);
+  std::string junk(64 * 1024, '\x17');
+  for (int i = 0; i < 64; i++) {
+    CHECK(p.client.engine->WantsInput() || by_error);
+    p.client.engine->enc_in().Append(junk.data(), junk.size());
+    p.client.Run();
+    CHECK(p.client.engine->enc_in().empty());
+  }
+  CHECK(p.client.received.empty());
+}
+
+TEST(input_after_close_notify_is_dropped) {
+  FloodAfterReadClosed(false);
+}
+
+TEST(input_after_transport_error_is_dropped) {
+  FloodAfterReadClosed(true);
+}
+
 // ---- 4. Write completion ----
 
 TEST(write_done_only_once_ciphertext_is_flushed) {

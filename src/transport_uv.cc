@@ -43,7 +43,7 @@ int UvTransport::Open(uv_loop_t* loop, int fd) {
 }
 
 void UvTransport::ReadStart() {
-  if (!open_ || closing_ || reading_) return;
+  if (!open_ || closing_ || reading_ || read_done_) return;
   if (uv_read_start(stream(), OnAlloc, OnRead) == 0) reading_ = true;
 }
 
@@ -71,6 +71,7 @@ void UvTransport::OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* /*b
   // Nothing came (EAGAIN, EOF, an error): the block reserved for this read
   // goes back to the pool.
   self->input_->ReleaseUnused();
+  if (nread < 0) self->read_done_ = true;
   if (nread == UV_EOF) {
     self->ReadStop();
     self->owner_->OnTransportEOF();

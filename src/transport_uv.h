@@ -90,6 +90,9 @@ class UvTransport : public Transport {
   uint64_t flushed_ = 0;  // bytes the kernel has taken
   bool open_ = false;
   bool reading_ = false;
+  // EOF or a read error came: reading again would only report it again, at
+  // once and for ever (a busy loop while a half-open socket lives).
+  bool read_done_ = false;
   bool shutdown_wanted_ = false;
   bool shutdown_started_ = false;
   bool closing_ = false;

@@ -202,6 +202,37 @@ for (const version of ['TLSv1.2', 'TLSv1.3']) {
   }
 }
 
+describe('half-open after the peer closed', function () {
+  // The peer sent close_notify and FIN; the server keeps its side open.
+  // Nothing more can be read, so the connection must cost nothing while it
+  // waits: a transport that reads again after EOF gets EOF again at once,
+  // for ever (100% CPU).
+  it('a half-open server socket whose peer is gone uses no CPU while it waits', async function () {
+    const server = tlswrap.createServer(serverOptions({ allowHalfOpen: true }));
+    const accepted = new Promise((resolve) => server.on('secureConnection', resolve));
+    const port = await listen(server);
+    const client = tls.connect(clientOptions(port));
+    client.on('error', () => {});
+    await once(client, 'secureConnect');
+    const sock = await accepted;
+    sock.resume();
+    client.end();
+    await once(sock, 'end');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const cpu = process.cpuUsage();
+    const started = process.hrtime.bigint();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const used = process.cpuUsage(cpu);
+    const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
+    const cpuMs = (used.user + used.system) / 1000;
+    assert.ok(!sock.destroyed, 'the half-open socket went away');
+    assert.ok(cpuMs < wallMs / 3, `${cpuMs.toFixed(0)} ms of CPU in ${wallMs.toFixed(0)} ms of waiting`);
+    sock.end();
+    await once(client, 'close');
+    await release([sock, client], null, server);
+  });
+});
+
 describe('end of stream after a throwing listener', function () {
   const { runChild, describeExit } = require('./run-child');
 

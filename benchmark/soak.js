@@ -123,7 +123,8 @@ async function phaseCycles() {
   for (let done = 0; done < opts.cycles; done += warm) {
     await pool(Math.min(warm, opts.cycles - done), opts.concurrency, () => cycle(port));
     await new Promise((resolve) => setTimeout(resolve, 100)); // server sides close
-    samples.push({ cycles: done + warm, fds: openFds(), rss: await common.settledRss() });
+    const rss = await common.settledRss();
+    samples.push({ cycles: done + warm, fds: openFds(), rss, heap: process.memoryUsage().heapUsed });
   }
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   await close(server);
@@ -135,6 +136,8 @@ async function phaseCycles() {
     perSecond: Math.round(opts.cycles / seconds),
     fds: samples.map((s) => s.fds),
     rssMiB: samples.map((s) => common.round(s.rss / 1048576, 1)),
+    // Live JS objects: a leak of sockets or listeners shows here first.
+    heapUsedMiB: samples.map((s) => common.round(s.heap / 1048576, 1)),
     rssGrowthPct: common.round((maxRss / base.rss - 1) * 100, 2),
   };
   result.ok = last.fds <= base.fds && result.rssGrowthPct < 5;

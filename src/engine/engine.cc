@@ -228,8 +228,7 @@ bool Engine::ClearOut(Batch* out) {
     enc_in_.Clear();
     return false;
   }
-  if (!reading_ || cert_cb_ == Pause::kWaiting || resume_ == Pause::kWaiting ||
-      replies_blocked()) {
+  if (!reading_ || cert_cb_ == Pause::kWaiting || resume_ == Pause::kWaiting || replies_blocked()) {
     return false;
   }
   // Nothing to read and no handshake to drive: SSL_read could only say

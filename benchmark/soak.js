@@ -8,8 +8,12 @@
 //
 // phase=cycles   `cycles` times: connect, handshake, 1 KiB each way, destroy,
 //                `concurrency` at a time. Open fds and RSS (after GC) are
-//                sampled every 10% once warmed up (the first 10%); it fails if
-//                fds grow or RSS grows by 5% or more over the warmed-up sample.
+//                sampled every 10%; it fails if fds grow or RSS grows by 5% or
+//                more over the 20% sample. The first 20% is warm-up: malloc's
+//                working set (handshake buffers, 64 KiB ciphertext blocks
+//                beyond the pool's spares) reaches its high-water mark there,
+//                at the same ~97 MiB in runs of 30,000 and 100,000 cycles;
+//                a leak would keep growing with the run's length instead.
 // phase=idle     `idle` connections open at once, each after a handshake and
 //                one byte each way: RSS per connection (both ends counted).
 // phase=bulk     `bulk` connections, `bulkConcurrency` at once, each sending
@@ -128,9 +132,10 @@ async function phaseCycles() {
   }
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   await close(server);
-  const base = samples[0];
+  const base = samples[Math.min(1, samples.length - 1)];
   const last = samples[samples.length - 1];
-  const maxRss = Math.max(...samples.slice(1).map((s) => s.rss));
+  const maxRss = Math.max(...samples.slice(2).map((s) => s.rss), base.rss);
+  const maxFromFirst = Math.max(...samples.slice(1).map((s) => s.rss), samples[0].rss);
   const result = {
     phase: 'cycles', impl: opts.impl, cycles: opts.cycles, seconds: common.round(seconds, 1),
     perSecond: Math.round(opts.cycles / seconds),
@@ -139,8 +144,10 @@ async function phaseCycles() {
     // Live JS objects: a leak of sockets or listeners shows here first.
     heapUsedMiB: samples.map((s) => common.round(s.heap / 1048576, 1)),
     rssGrowthPct: common.round((maxRss / base.rss - 1) * 100, 2),
+    // The same over the 10% sample, inside the warm-up: for comparison.
+    rssGrowthOver10PctSample: common.round((maxFromFirst / samples[0].rss - 1) * 100, 2),
   };
-  result.ok = last.fds <= base.fds && result.rssGrowthPct < 5;
+  result.ok = last.fds <= samples[0].fds && result.rssGrowthPct < 5;
   return result;
 }
 

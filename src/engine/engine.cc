@@ -186,8 +186,7 @@ bool Engine::Pump(Batch* out) {
   if (dead()) return false;
   // A renegotiation or ticket asked for now goes out behind the data
   // written before it was asked for.
-  if (kick_handshake_) {
-    KickHandshake();
+  if (kick_handshake_ && KickHandshake()) {
     TakeEvents(out);
     return true;
   }
@@ -314,14 +313,23 @@ bool Engine::ClearOut(Batch* out) {
   return !out->empty();
 }
 
-void Engine::KickHandshake() {
+bool Engine::KickHandshake() {
+  if (renegotiate_wanted_ && reading_ && phase_ != Phase::kFailed && !SSL_in_init(ssl()) &&
+      !SSL_renegotiate_pending(ssl()) && SSL_has_pending(ssl())) {
+    // ClearOut() read all it could, so OpenSSL holds part of a record.
+    // SSL_renegotiate() now would only be marked pending until its read
+    // buffer is empty; a HelloRequest read meanwhile then starts a handshake
+    // that rejects the application data behind it as an unexpected record
+    // (found by fuzz/pair_mutator). Tried again once more input came.
+    return false;
+  }
   kick_handshake_ = false;
   if (phase_ == Phase::kFailed) {
     // Asked for before a fatal error came in: OpenSSL would only fail again,
     // a second kError with no code (found by fuzz/pair_mutator).
     ticket_wanted_ = false;
     renegotiate_wanted_ = false;
-    return;
+    return true;
   }
   int err = SSL_ERROR_NONE;
   unsigned long err_code = 0;
@@ -349,6 +357,7 @@ void Engine::KickHandshake() {
     }
   }
   if (err == SSL_ERROR_SSL || err == SSL_ERROR_SYSCALL) Fail(err_code);
+  return true;
 }
 
 void Engine::Fail(unsigned long err_code) {

@@ -248,7 +248,8 @@ class Engine {
   bool ClearOut(Batch* out);
   // Encrypts one slice; true if it did.
   bool ClearIn(Batch* out);
-  void KickHandshake();
+  // False when it has to wait (the ask stays queued).
+  bool KickHandshake();
   void Fail(unsigned long err_code);
   void QueueEvent(EventType type, std::string payload = std::string(), uint64_t value = 0);
   void TakeEvents(Batch* out);

@@ -811,6 +811,34 @@ TEST(renegotiate_asked_when_peer_starts_one_tls12) {
   CHECK(p.server.Find(EventType::kError) == nullptr);
 }
 
+// The client asks while OpenSSL holds the first bytes of the server's
+// HelloRequest record, then the rest arrives with application data behind
+// it. An SSL_renegotiate() made then stayed pending (OpenSSL waits for an
+// empty read buffer), and the handshake the HelloRequest started rejected
+// the data as an unexpected record (fuzz/pair_mutator).
+TEST(renegotiate_asked_with_part_of_a_record_held_tls12) {
+  Pair p(kTls12);
+  p.Handshake();
+  unsigned long err = 0;
+  CHECK(p.server.engine->Renegotiate(&err));
+  p.server.Run();  // the HelloRequest is on the wire
+  CHECK(p.client.engine->Renegotiate(&err));
+  p.client.Write(std::string(12000, 'c'), 1);
+  p.chunk = 2;
+  CHECK(p.Transfer(p.server, p.client));
+  p.client.Run();
+  p.chunk = static_cast<size_t>(-1);
+  std::string down = Pattern(300000, 9);
+  p.server.Write(down, 2);
+  p.server.Run();
+  p.Pump();
+  CHECK(p.client.Find(EventType::kError) == nullptr);
+  CHECK(p.server.Find(EventType::kError) == nullptr);
+  CHECK(p.client.received == down);
+  CHECK(p.server.received == std::string(12000, 'c'));
+  CHECK(!SSL_in_init(p.client.engine->ssl()));
+}
+
 // The same while the first handshake is under way: it serves.
 void RenegotiateMidFirstHandshake(bool server) {
   Pair p(kTls12);

@@ -127,7 +127,7 @@ const MUTATIONS = [
     'err == SSL_ERROR_WANT_READ && transport_eof_ && !full', 'false',
     "a peer's FIN without close_notify never ends the stream"],
   ['reneg-with-partial-record', 'src/engine/engine.cc',
-    'renegotiate_wanted_ && reading_ && phase_', 'false && renegotiate_wanted_ && reading_ && phase_',
+    'if (renegotiate_wanted_ && phase_ != Phase::kFailed', 'if (false && renegotiate_wanted_ && phase_ != Phase::kFailed',
     'a renegotiation is asked for while OpenSSL holds part of a record (it stays pending)'],
   ['input-kept-after-close', 'src/engine/engine.cc',
     '    enc_in_.Clear();\n    return false;\n  }\n  if (!reading_', '    return false;\n  }\n  if (!reading_',

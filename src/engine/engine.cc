@@ -314,13 +314,14 @@ bool Engine::ClearOut(Batch* out) {
 }
 
 bool Engine::KickHandshake() {
-  if (renegotiate_wanted_ && reading_ && phase_ != Phase::kFailed && !SSL_in_init(ssl()) &&
+  if (renegotiate_wanted_ && phase_ != Phase::kFailed && !SSL_in_init(ssl()) &&
       !SSL_renegotiate_pending(ssl()) && SSL_has_pending(ssl())) {
-    // ClearOut() read all it could, so OpenSSL holds part of a record.
-    // SSL_renegotiate() now would only be marked pending until its read
-    // buffer is empty; a HelloRequest read meanwhile then starts a handshake
-    // that rejects the application data behind it as an unexpected record
-    // (found by fuzz/pair_mutator). Tried again once more input came.
+    // OpenSSL holds input (part of a record; or, while reading is paused,
+    // data not yet read). SSL_renegotiate() now would only be marked pending
+    // until its read buffer is empty; a HelloRequest read meanwhile then
+    // starts a handshake that rejects the application data behind it as an
+    // unexpected record (found by fuzz/pair_mutator). Tried again after the
+    // next input or read.
     return false;
   }
   kick_handshake_ = false;

@@ -816,7 +816,7 @@ TEST(renegotiate_asked_when_peer_starts_one_tls12) {
 // it. An SSL_renegotiate() made then stayed pending (OpenSSL waits for an
 // empty read buffer), and the handshake the HelloRequest started rejected
 // the data as an unexpected record (fuzz/pair_mutator).
-TEST(renegotiate_asked_with_part_of_a_record_held_tls12) {
+void RenegotiateWithPartOfARecordHeld(bool paused) {
   Pair p(kTls12);
   p.Handshake();
   unsigned long err = 0;
@@ -828,15 +828,28 @@ TEST(renegotiate_asked_with_part_of_a_record_held_tls12) {
   CHECK(p.Transfer(p.server, p.client));
   p.client.Run();
   p.chunk = static_cast<size_t>(-1);
+  // Paused, the client still runs (its writes go out) with the bytes held.
+  if (paused) p.client.engine->SetReading(false);
   std::string down = Pattern(300000, 9);
   p.server.Write(down, 2);
-  p.server.Run();
   p.Pump();
+  if (paused) {
+    p.client.engine->SetReading(true);
+    p.Pump();
+  }
   CHECK(p.client.Find(EventType::kError) == nullptr);
   CHECK(p.server.Find(EventType::kError) == nullptr);
   CHECK(p.client.received == down);
   CHECK(p.server.received == std::string(12000, 'c'));
   CHECK(!SSL_in_init(p.client.engine->ssl()));
+}
+
+TEST(renegotiate_asked_with_part_of_a_record_held_tls12) {
+  RenegotiateWithPartOfARecordHeld(false);
+}
+
+TEST(renegotiate_asked_with_part_of_a_record_held_while_paused_tls12) {
+  RenegotiateWithPartOfARecordHeld(true);
 }
 
 // The same while the first handshake is under way: it serves.

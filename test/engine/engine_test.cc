@@ -793,14 +793,20 @@ TEST(renegotiate_while_renegotiating_tls12) {
 // after its renegotiate() but before it ran. The renegotiation the
 // HelloRequest starts serves; a second SSL_renegotiate() on top of it left
 // the client in init afterwards, its writes stuck (fuzz/pair_mutator).
-TEST(renegotiate_asked_when_peer_starts_one_tls12) {
-  Pair p(kTls12);
+// The setup of both: the server's HelloRequest is on the wire when the
+// client asks too, with 12,000 bytes written after its ask.
+void BothAskToRenegotiate(Pair& p) {
   p.Handshake();
   unsigned long err = 0;
   CHECK(p.server.engine->Renegotiate(&err));
-  p.server.Run();  // the HelloRequest is on the wire
+  p.server.Run();
   CHECK(p.client.engine->Renegotiate(&err));
   p.client.Write(std::string(12000, 'c'), 1);
+}
+
+TEST(renegotiate_asked_when_peer_starts_one_tls12) {
+  Pair p(kTls12);
+  BothAskToRenegotiate(p);
   // The client reads the HelloRequest before its own ask is acted on.
   p.Transfer(p.server, p.client);
   p.Pump();
@@ -818,12 +824,7 @@ TEST(renegotiate_asked_when_peer_starts_one_tls12) {
 // the data as an unexpected record (fuzz/pair_mutator).
 void RenegotiateWithPartOfARecordHeld(bool paused) {
   Pair p(kTls12);
-  p.Handshake();
-  unsigned long err = 0;
-  CHECK(p.server.engine->Renegotiate(&err));
-  p.server.Run();  // the HelloRequest is on the wire
-  CHECK(p.client.engine->Renegotiate(&err));
-  p.client.Write(std::string(12000, 'c'), 1);
+  BothAskToRenegotiate(p);
   p.chunk = 2;
   CHECK(p.Transfer(p.server, p.client));
   p.client.Run();

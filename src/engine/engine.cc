@@ -371,56 +371,56 @@ void Engine::Fail(unsigned long err_code) {
 
 bool Engine::ClearIn(Batch* out) {
   while (!writes_.empty() && established() && !transport_blocked_) {
-    PendingWrite& w = writes_.front();
-    if (w.piece == w.source->count() && !retrying_) {
-      done_.push_back(DoneMark{w.id, enc_out_.committed()});
+    PendingWrite* w = &writes_.front();
+    if (w->piece == w->source->count() && !retrying_) {
+      done_.push_back(DoneMark{w->id, enc_out_.committed()});
       writes_.pop_front();
       continue;
     }
     // Written after a renegotiation or ticket was asked for: goes behind it.
-    if (kick_handshake_ && w.seq > kick_seq_ && !retrying_) return false;
-    if (!retrying_ && w.source->size(w.piece) == 0) {
+    if (kick_handshake_ && w->seq > kick_seq_ && !retrying_) return false;
+    if (!retrying_ && w->source->size(w->piece) == 0) {
       // Nothing to encrypt: SSL_write() of 0 bytes returns 0, which reads
       // as a failure with no error code (found by fuzz/pair_mutator).
-      w.piece++;
+      w->piece++;
       continue;
     }
     const char* data = retry_.data();
     size_t len = retry_.size();
     if (!retrying_) {
       const char* base;
-      if (!w.source->Get(w.piece, &base)) {
+      if (!w->source->Get(w->piece, &base)) {
         // The write's memory was taken away (a detached ArrayBuffer) while it
         // waited: what is left of the stream cannot be sent as written.
-        QueueEvent(EventType::kWriteGone, std::string(), w.id);
+        QueueEvent(EventType::kWriteGone, std::string(), w->id);
         Fail(0);
         TakeEvents(out);
         return true;
       }
-      size_t rest = w.source->size(w.piece) - w.offset;
-      if (rest >= kStageThreshold || w.piece + 1 == w.source->count()) {
+      size_t rest = w->source->size(w->piece) - w->offset;
+      if (rest >= kStageThreshold || w->piece + 1 == w->source->count()) {
         // Large (or alone): encrypt in place, in slices.
-        data = base + w.offset;
+        data = base + w->offset;
         len = std::min(rest, kWriteSlice);
       } else {
         // Small chunks share one staging block, so they share records too.
         staging_.clear();
         // Freed when idle (FreeIdleBuffers), so made once per burst, whole.
         staging_.reserve(kWriteSlice);
-        size_t p = w.piece;
-        size_t off = w.offset;
+        size_t p = w->piece;
+        size_t off = w->offset;
         const char* next = base;
         while (staging_.size() < kWriteSlice) {
-          size_t avail = w.source->size(p) - off;
+          size_t avail = w->source->size(p) - off;
           if (avail >= kStageThreshold && !staging_.empty()) break;
           size_t take = std::min(avail, kWriteSlice - staging_.size());
           staging_.insert(staging_.end(), next + off, next + off + take);
           off += take;
-          if (off < w.source->size(p)) break;
+          if (off < w->source->size(p)) break;
           p++;
           off = 0;
           // A later piece that is gone is found when it comes first.
-          if (p == w.source->count() || !w.source->Get(p, &next)) break;
+          if (p == w->source->count() || !w->source->Get(p, &next)) break;
         }
         data = staging_.data();
         len = staging_.size();
@@ -439,6 +439,9 @@ bool Engine::ClearIn(Batch* out) {
       }
     }
     if (dead()) return false;
+    // A Delegate call under SSL_write (an ALPN or PSK callback in a
+    // renegotiation) may have queued a write: writes_ may have moved.
+    w = &writes_.front();
     if (ret <= 0) {
       if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
         // Mid-renegotiation: the same bytes must be offered again later.
@@ -456,13 +459,13 @@ bool Engine::ClearIn(Batch* out) {
     retry_.clear();
     size_t done = static_cast<size_t>(ret);
     while (done > 0) {
-      size_t size = w.source->size(w.piece);
-      size_t take = std::min(done, size - w.offset);
-      w.offset += take;
+      size_t size = w->source->size(w->piece);
+      size_t take = std::min(done, size - w->offset);
+      w->offset += take;
       done -= take;
-      if (w.offset == size) {
-        w.piece++;
-        w.offset = 0;
+      if (w->offset == size) {
+        w->piece++;
+        w->offset = 0;
       }
     }
     // This slice's ciphertext goes to the transport before the next is made,

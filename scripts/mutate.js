@@ -75,7 +75,7 @@ const MUTATIONS = [
     'destroy() keeps already encrypted output queued for the transport'],
   // ---- write grouping ----
   ['no-staging', 'src/engine/engine.cc',
-    'if (rest >= kStageThreshold || w.piece + 1 == w.source->count()) {', 'if (true) {',
+    'if (rest >= kStageThreshold || w->piece + 1 == w->source->count()) {', 'if (true) {',
     'small chunks of one writev are encrypted one record per chunk'],
   ['no-write-slices', 'src/engine/engine.cc',
     'len = std::min(rest, kWriteSlice);', 'len = rest;',

@@ -656,6 +656,55 @@ TEST(destroy_in_psk_client_sends_nothing_tls13) {
   DestroyInPsk(kTls13, false);
 }
 
+// A renegotiation's PSK callback runs under SSL_write when the server's
+// reading is paused (SSL_write drives the handshake, and on the server it
+// completes there), and the callback writes: the write queue grows under
+// ClearIn, which must not go on with a pointer into the queue's old memory
+// (ASan: heap-use-after-free).
+TEST(write_from_psk_callback_under_ssl_write_tls12) {
+  PskPair pp(kTls12);
+  Pair& p = pp.p;
+  p.Handshake();
+  bool renegotiating = false;
+  int writes_in_callback = 0;
+  std::string down = "first";
+  auto server_cb = p.server.on_psk_server;
+  p.server.on_psk_server = [&](const char* identity, unsigned char* psk, unsigned int max) {
+    if (renegotiating && writes_in_callback == 0) {
+      for (int i = 0; i < 64; i++) {
+        std::string chunk = Pattern(100, 50 + i);
+        down += chunk;
+        p.server.Write(chunk, 10 + i);
+        writes_in_callback++;
+      }
+    }
+    return server_cb(identity, psk, max);
+  };
+  renegotiating = true;
+  unsigned long err = 0;
+  CHECK(p.client.engine->Renegotiate(&err));
+  // ClientHello, the server's flight, the client's second flight: it waits,
+  // unread, at the server.
+  p.client.Run();
+  CHECK(p.Transfer(p.client, p.server));
+  p.server.Run();
+  CHECK(p.Transfer(p.server, p.client));
+  p.client.Run();
+  CHECK(p.Transfer(p.client, p.server));
+  CHECK_EQ(writes_in_callback, 0);
+  p.server.engine->SetReading(false);
+  p.server.Write("first", 1);
+  p.server.Run();
+  CHECK_EQ(writes_in_callback, 64);
+  p.server.engine->SetReading(true);
+  p.Pump();
+  CHECK(p.client.Find(EventType::kError) == nullptr);
+  CHECK(p.server.Find(EventType::kError) == nullptr);
+  CHECK(p.client.received == down);
+  CHECK_EQ(p.server.Count(EventType::kWriteDone), 65u);
+  CHECK(!SSL_in_init(p.server.engine->ssl()));
+}
+
 // ---- 9. Garbage ----
 
 TEST(garbage_to_server_is_an_error_not_a_crash) {

@@ -44,6 +44,34 @@ async function connectOnce(server, port, extra = {}) {
   return result;
 }
 
+// Where the ticket lies in a session's DER (SSL_SESSION_ASN1: a SEQUENCE
+// whose tlsext_tick is an [10] EXPLICIT OCTET STRING).
+function ticketRange(der) {
+  function header(at) {
+    let len = der[at + 1];
+    let body = at + 2;
+    if (len & 0x80) {
+      const n = len & 0x7f;
+      len = 0;
+      for (let i = 0; i < n; i++) len = len * 256 + der[at + 2 + i];
+      body += n;
+    }
+    return { tag: der[at], body, len };
+  }
+  const outer = header(0);
+  assert.strictEqual(outer.tag, 0x30);
+  for (let at = outer.body; at < outer.body + outer.len;) {
+    const field = header(at);
+    if (field.tag === 0xaa) {
+      const octets = header(field.body);
+      assert.strictEqual(octets.tag, 0x04);
+      return { start: octets.body, length: octets.len };
+    }
+    at = field.body + field.len;
+  }
+  throw new Error('no ticket in the session');
+}
+
 async function startServer(extra) {
   const server = tlswrap.createServer(serverOptions(extra));
   const port = await listen(server);
@@ -75,6 +103,28 @@ for (const version of ['TLSv1.2', 'TLSv1.3']) {
       assert.strictEqual(again.serverReused, true);
       assert.strictEqual(again.protocol, version);
     });
+
+    it('a session offered again and again resumes each time; the same bytes with the ticket changed do not',
+      async function () {
+        const { server, port } = await start();
+        const { sessions } = await connectOnce(server, port);
+        const session = sessions[0];
+        // tlswrap decodes a session's DER once and reuses it for the same
+        // bytes: it must be the exact bytes.
+        for (let i = 0; i < 3; i++) {
+          const again = await connectOnce(server, port, { session });
+          assert.strictEqual(again.reused, true);
+          assert.strictEqual(again.serverReused, true);
+        }
+        const tampered = Buffer.from(session);
+        const ticket = ticketRange(tampered);
+        tampered[ticket.start + (ticket.length >> 1)] ^= 0x01;
+        const other = await connectOnce(server, port, { session: tampered });
+        assert.strictEqual(other.reused, false);
+        assert.strictEqual(other.serverReused, false);
+        const still = await connectOnce(server, port, { session });
+        assert.strictEqual(still.reused, true);
+      });
 
     it('getSession() is the latest session and resumes too', async function () {
       const { server, port } = await start();

@@ -51,6 +51,25 @@ const std::vector<X509Ptr>& AddonData::CACerts(std::string pem) {
   return ca_certs.emplace(std::move(pem), std::move(certs)).first->second;
 }
 
+SslSessionPtr AddonData::DecodeSession(const unsigned char* der, size_t len) {
+  constexpr size_t kMaxEntries = 64;
+  constexpr size_t kMaxBytes = 1 << 20;
+  std::string key(reinterpret_cast<const char*>(der), len);
+  auto found = decoded_sessions.find(key);
+  if (found == decoded_sessions.end()) {
+    const unsigned char* p = der;
+    SslSessionPtr decoded(d2i_SSL_SESSION(nullptr, &p, static_cast<long>(len)));
+    if (!decoded) return nullptr;
+    if (decoded_sessions.size() >= kMaxEntries || decoded_sessions_bytes + len > kMaxBytes) {
+      decoded_sessions.clear();
+      decoded_sessions_bytes = 0;
+    }
+    decoded_sessions_bytes += len;
+    found = decoded_sessions.emplace(std::move(key), std::move(decoded)).first;
+  }
+  return SslSessionPtr(SSL_SESSION_dup(found->second.get()));
+}
+
 Napi::Value DerOf(Napi::Env env, X509* cert) {
   int len = i2d_X509(cert, nullptr);
   if (len <= 0) return env.Undefined();

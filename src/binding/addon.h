@@ -31,12 +31,23 @@ struct AddonData {
   // reference, as the root store's are. Bounded; emptied when full.
   const std::vector<X509Ptr>& CACerts(std::string pem);
 
+  // A session to offer, decoded from its DER. d2i_SSL_SESSION re-parses the
+  // peer certificate, and OpenSSL 3's key decoder made that ~9% of a resumed
+  // connection's CPU; a client cache offers the same DER many times. The
+  // decoded session is kept only as a template: each caller gets its own
+  // copy (SSL_SESSION_dup), so nothing a connection does to its session
+  // reaches another, and a template is found only by the exact same bytes.
+  // Bounded; emptied when full. Null if the bytes are not a session.
+  SslSessionPtr DecodeSession(const unsigned char* der, size_t len);
+
   Napi::FunctionReference secure_context_ctor;
   Napi::FunctionReference tls_wrap_ctor;
   X509StorePtr root_store;
   uint32_t root_store_version = 0;
   std::unordered_map<std::string, std::vector<X509Ptr>> ca_certs;
   size_t ca_certs_bytes = 0;
+  std::unordered_map<std::string, SslSessionPtr> decoded_sessions;
+  size_t decoded_sessions_bytes = 0;
   // Ciphertext blocks for every connection of this environment.
   std::shared_ptr<BlockPool> block_pool = std::make_shared<BlockPool>();
   // Small plaintext chunks (a request, a short message) are handed to JS as

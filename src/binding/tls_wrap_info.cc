@@ -83,10 +83,12 @@ void TLSWrap::SetServername(const Napi::CallbackInfo& info) {
 void TLSWrap::SetSession(const Napi::CallbackInfo& info) {
   if (dead()) return;
   auto buf = info[0].As<Napi::Buffer<unsigned char>>();
-  const unsigned char* p = buf.Data();
   ErrorQueueGuard guard;
-  SslSessionPtr session(d2i_SSL_SESSION(nullptr, &p, static_cast<long>(buf.Length())));
-  if (!session) ThrowCodedError(info.Env(), "ERR_TLS_INVALID_SESSION", "Bad session");
+  SslSessionPtr session = AddonData::Get(info.Env())->DecodeSession(buf.Data(), buf.Length());
+  if (!session) {
+    ThrowCodedError(info.Env(), "ERR_TLS_INVALID_SESSION", "Bad session");
+    return;
+  }
   if (SSL_set_session(ssl(), session.get()) != 1)
     ThrowCryptoError(info.Env(), "SSL_set_session failed");
 }

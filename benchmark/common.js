@@ -79,7 +79,8 @@ function checkInt(opts, name, min, max = Infinity) {
 
 // Cipher names per TLS version. TLS 1.3 suites go through the same `ciphers`
 // option in node:tls (names starting with TLS_ are routed to
-// SSL_CTX_set_ciphersuites). The server key is RSA, hence ECDHE-RSA for 1.2.
+// SSL_CTX_set_ciphersuites). TLS 1.2 names are for an RSA server key;
+// tlsOptions() turns them into ECDHE-ECDSA for a P-256 one.
 const CIPHERS = {
   'AES-256-GCM': { 'TLSv1.3': 'TLS_AES_256_GCM_SHA384', 'TLSv1.2': 'ECDHE-RSA-AES256-GCM-SHA384' },
   'AES-128-GCM': { 'TLSv1.3': 'TLS_AES_128_GCM_SHA256', 'TLSv1.2': 'ECDHE-RSA-AES128-GCM-SHA256' },
@@ -97,11 +98,16 @@ function cipherFor(cipher, tlsVersion) {
 
 // Options common to both ends: version pinned on both sides (min = max) so a
 // fallback can never pass for a result of the requested version.
-function tlsOptions(tlsVersion, cipher) {
+// `key`: the server's key, 'rsa' (RSA-2048) or 'p256' (ECDSA P-256), both
+// under the same RSA CA.
+function tlsOptions(tlsVersion, cipher, key = 'rsa') {
   const fixture = (name) => fs.readFileSync(path.join(FIXTURES, name));
   const common = { minVersion: tlsVersion, maxVersion: tlsVersion, ciphers: cipherFor(cipher, tlsVersion) };
+  if (key !== 'rsa' && key !== 'p256') throw new Error(`key must be rsa or p256, got "${key}"`);
+  const name = key === 'rsa' ? 'server' : 'server-ec';
+  if (key === 'p256') common.ciphers = common.ciphers.replace('ECDHE-RSA-', 'ECDHE-ECDSA-');
   return {
-    server: { ...common, key: fixture('server-key.pem'), cert: fixture('server-cert.pem') },
+    server: { ...common, key: fixture(`${name}-key.pem`), cert: fixture(`${name}-cert.pem`) },
     // Verify for real (ca + servername) so the client does the same
     // certificate work as a production client would.
     client: { ...common, ca: fixture('ca-cert.pem'), servername: 'localhost', host: '127.0.0.1' },

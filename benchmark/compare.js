@@ -59,6 +59,9 @@ const USAGE = `usage: node benchmark/compare.js [options]
   --bun PATH          also run the node:tls cells under this Bun binary (a third column)
   --handshake         measure full handshakes per second instead of throughput
   --concurrency N     connections in flight for --handshake (default 8)
+  --resume LIST       0 = full handshakes, 1 = resumed (node:tls passing \`session\` by
+                      hand, tlswrap through connect({ sessionCache })) (default 0)
+  --key LIST          rsa, p256: the server's key for --handshake (default rsa)
   --https             HTTPS / HTTP/2 servers (https.js): requests/s and download MiB/s
   --proto LIST        h1, h2 for --https (default both)
   --client LIST       node, tlswrap: the load generator's client library for --https (default node)`;
@@ -76,6 +79,8 @@ function parseCli(argv) {
     bun: null,
     handshake: false,
     concurrency: 8,
+    resume: [0],
+    key: ['rsa'],
     https: false,
     proto: ['h1', 'h2'],
     client: ['node'],
@@ -108,6 +113,8 @@ function parseCli(argv) {
       case '--bun': o.bun = next(); break;
       case '--handshake': o.handshake = true; break;
       case '--concurrency': o.concurrency = num(arg, next()); break;
+      case '--resume': o.resume = list(next()).map((v) => num(arg, v)); break;
+      case '--key': o.key = list(next()); break;
       case '--https': o.https = true; break;
       case '--proto': o.proto = list(next()); break;
       case '--client': o.client = list(next()); break;
@@ -123,6 +130,7 @@ function parseCli(argv) {
   if (!Number.isInteger(o.runs) || o.runs < 1) throw new Error('--runs must be an integer >= 1');
   if (!(o.dur > 0)) throw new Error('--dur must be > 0');
   if (o.https && o.handshake) throw new Error('--https and --handshake are separate runs');
+  if (o.resume.some((r) => r !== 0 && r !== 1)) throw new Error('--resume takes 0 and/or 1');
   // A request/response cell costs both versions' time for little news: the
   // HTTP cells default to TLS 1.3 only.
   if (o.https && !tlsGiven) o.tls = ['TLSv1.3'];
@@ -160,7 +168,11 @@ function buildCells(o) {
   }
   if (o.handshake) {
     for (const tlsVersion of o.tls) {
-      cells.push({ tlsVersion, concurrency: o.concurrency, cipher: o.cipher, dur: o.dur });
+      for (const key of o.key) {
+        for (const resume of o.resume) {
+          cells.push({ tlsVersion, key, resume, concurrency: o.concurrency, cipher: o.cipher, dur: o.dur });
+        }
+      }
     }
     return cells;
   }
@@ -181,7 +193,12 @@ function sizeLabel(n) {
 }
 
 function cellLabel(cell, o) {
-  if (o.handshake) return cell.tlsVersion;
+  if (o.handshake) {
+    const parts = [cell.tlsVersion];
+    if (o.key.length > 1 || cell.key !== 'rsa') parts.push(cell.key);
+    if (o.resume.length > 1 || cell.resume) parts.push(cell.resume ? 'resumed' : 'full');
+    return parts.join(' ');
+  }
   if (o.https) {
     const what = isDownload(cell)
       ? `${sizeLabel(cell.size)} download, MiB/s`
@@ -198,6 +215,8 @@ function cellLabel(cell, o) {
 // The executable and key=value args of one child. "bun" is node:tls under
 // Bun; its --https load generator runs under our node, as the others' does.
 function childCommand(o, impl, cell) {
+  // tlswrap resumes the way a tlswrap program would: through its cache.
+  if (impl === 'tlswrap' && cell.resume) return { exe: o.node, args: { impl, ...cell, cache: 1 } };
   if (impl !== 'bun') return { exe: o.node, args: { impl, ...cell } };
   const args = { impl: 'builtin', ...cell };
   if (o.https) args.loadnode = o.node;

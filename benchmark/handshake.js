@@ -5,7 +5,7 @@
 //
 //   node benchmark/handshake.js [impl=tlswrap] [tlsVersion=TLSv1.3]
 //     [concurrency=8] [dur=5] [cipher=AES-256-GCM] [warmup=0.5] [resume=0]
-//     [cache=0] [https=0]
+//     [cache=0] [https=0] [key=rsa]
 //
 // Server and client in this one process on 127.0.0.1, same impl both ends.
 // `concurrency` connections are kept in flight: each one connects, completes
@@ -31,6 +31,9 @@
 // keepAlive off that resumes its cached sessions (resume=1). The server issues
 // tickets in both.
 //
+// key=rsa: the server has an RSA-2048 key; key=p256: an ECDSA P-256 key
+// (cheaper to sign with, so resumption saves less).
+//
 // Timing as in throughput-s2c: the window opens `warmup` seconds after the
 // first completed connection and lasts `dur` seconds. Prints one JSON line.
 
@@ -47,6 +50,7 @@ const { opts, tls } = common.setup({
   resume: 0,
   cache: 0,
   https: 0,
+  key: 'rsa',
 }, (o) => {
   common.checkInt(o, 'concurrency', 1);
   common.checkInt(o, 'resume', 0, 1);
@@ -59,7 +63,7 @@ const { opts, tls } = common.setup({
 });
 
 const monitor = common.createMonitor();
-const { server: serverOpts, client: clientOpts } = common.tlsOptions(opts.tlsVersion, opts.cipher);
+const { server: serverOpts, client: clientOpts } = common.tlsOptions(opts.tlsVersion, opts.cipher, opts.key);
 // SSL_OP_NO_TICKET: no TLS 1.2 tickets; in TLS 1.3 it makes tickets stateful,
 // which need a server-side cache that does not exist here, so nothing can be
 // resumed either way (and the client never offers a session anyway).
@@ -243,6 +247,7 @@ function end() {
     resume: opts.resume,
     cache: opts.cache,
     https: opts.https,
+    key: opts.key,
     connsPerSec: common.round(conns / elapsed, 1),
     conns,
     elapsed: common.round(elapsed, 3),

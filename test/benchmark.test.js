@@ -60,6 +60,16 @@ describe('benchmark scripts', function () {
         assert.ok(r.conns > 0 && r.connsPerSec > 0, JSON.stringify(r));
         assert.strictEqual(r.cipherSuite, 'TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384');
       });
+
+      it(`handshake.js resumes under ${name}, impl=${impl}, with a P-256 server key`, async () => {
+        // The script fails the run if a connection that offered a session
+        // was not resumed.
+        const cache = impl === 'tlswrap' ? ['cache=1'] : [];
+        const r = await runBench(exe, 'handshake.js',
+          [`impl=${impl}`, 'tlsVersion=TLSv1.2', 'key=p256', 'resume=1', ...cache, ...SHORT]);
+        assert.ok(r.conns > 0 && r.connsPerSec > 0, JSON.stringify(r));
+        assert.strictEqual(r.cipherSuite, 'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384');
+      });
     }
   }
 });

@@ -10,16 +10,15 @@
 const { executionAsyncId } = require('node:async_hooks');
 const net = require('node:net');
 const { getSystemErrorMap, getSystemErrorName } = require('node:util');
-const { X509Certificate } = require('node:crypto');
 const binding = require('./binding');
 const defaults = require('./defaults');
 const { convertALPNProtocols, parseWire } = require('./alpn');
-const { certificateObject } = require('./certificate');
 const { attachKeylogFile } = require('./cli_flags');
-const { SecureContext, exportedCreateSecureContext, nativeContext, sniContext } = require('./context');
-const { codedError, invalidArgType, validateInteger } = require('./errors');
-const { attachTransport, awaitsConnect, kOwner, onTransportConnect } = require('./transport');
+const { exportedCreateSecureContext, nativeContext, sniContext } = require('./context');
+const { codedError, invalidArgType } = require('./errors');
+const { attachTransport, awaitsConnect, kOwner } = require('./transport');
 const { addNetSurface } = require('./net_surface');
+const { addTlsSurface } = require('./tls_surface');
 const { enablePsk } = require('./psk');
 const { requestOCSP, traceOption, wantsOCSPRequest } = require('./ocsp');
 
@@ -717,160 +716,10 @@ class TLSSocket extends net.Socket {
     cb(err);
     process.nextTick(emitCloseNT, this, !!err);
   }
-
-  // ---- tls.TLSSocket ----
-
-  getPeerCertificate(detailed) {
-    if (this._handle === null) return null;
-    return certificateObject(this._handle.getPeerCertChain(), !!detailed);
-  }
-
-  getCertificate() {
-    if (this._handle === null) return null;
-    const der = this._handle.getCertificate();
-    return der ? certificateObject([der], false) : {};
-  }
-
-  getPeerX509Certificate() {
-    if (this._handle === null) return undefined;
-    const chain = this._handle.getPeerCertChain();
-    return chain.length ? new X509Certificate(chain[0]) : undefined;
-  }
-
-  getX509Certificate() {
-    if (this._handle === null) return undefined;
-    const der = this._handle.getCertificate();
-    return der ? new X509Certificate(der) : undefined;
-  }
-
-  getCipher() {
-    return this._handle === null ? null : this._handle.getCipher() || null;
-  }
-
-  getProtocol() {
-    return this._handle === null ? null : this._handle.getProtocol();
-  }
-
-  getSession() {
-    return this._handle === null ? null : this._handle.getSession();
-  }
-
-  getTLSTicket() {
-    return this._handle === null ? undefined : this._handle.getTLSTicket();
-  }
-
-  isSessionReused() {
-    return this._handle !== null && this._handle.isSessionReused();
-  }
-
-  getFinished() {
-    return this._handle === null ? null : this._handle.getFinished();
-  }
-
-  getPeerFinished() {
-    return this._handle === null ? null : this._handle.getPeerFinished();
-  }
-
-  getEphemeralKeyInfo() {
-    return this._handle === null ? null : this._handle.getEphemeralKeyInfo();
-  }
-
-  getSharedSigalgs() {
-    return this._handle === null ? null : this._handle.getSharedSigalgs();
-  }
-
-  exportKeyingMaterial(length, label, context) {
-    validateInteger(length, 'length', 1, 0xffffffff);
-    if (typeof label !== 'string') throw invalidArgType('label', 'string', label);
-    if (context !== undefined && !ArrayBuffer.isView(context)) {
-      throw invalidArgType('context', ['Buffer', 'TypedArray', 'DataView'], context);
-    }
-    if (!this._secureEstablished) {
-      throw codedError(Error, 'ERR_TLS_INVALID_STATE', 'TLS socket connection must be securely established');
-    }
-    if (this._handle === null) throw codedError(Error, 'ERR_SOCKET_CLOSED', 'Socket is closed');
-    const ctx = context === undefined ? undefined : Buffer.from(context.buffer, context.byteOffset, context.byteLength);
-    return this._handle.exportKeyingMaterial(length, label, ctx);
-  }
-
-  setMaxSendFragment(size) {
-    validateInteger(size, 'size', -0x80000000, 0x7fffffff);
-    return this._handle !== null && this._handle.setMaxSendFragment(size);
-  }
-
-  setServername(name) {
-    if (typeof name !== 'string') throw invalidArgType('name', 'string', name);
-    if (this._tlsOptions.isServer) {
-      throw codedError(Error, 'ERR_TLS_SNI_FROM_SERVER', 'Cannot issue SNI from a TLS server-side socket');
-    }
-    if (this._handle !== null) this._handle.setServername(name);
-  }
-
-  // Serves `context`'s certificate and key from now on (a server socket whose
-  // handshake has not sent them yet); clients ignore it, as node's do.
-  setKeyCert(context) {
-    if (this._handle === null) return;
-    const secureContext = context instanceof SecureContext ? context : exportedCreateSecureContext(context);
-    this._handle.setKeyCert(secureContext.context);
-  }
-
-  setSession(session) {
-    if (typeof session === 'string') session = Buffer.from(session, 'latin1');
-    if (!ArrayBuffer.isView(session)) throw invalidArgType('session', ['Buffer', 'TypedArray', 'DataView'], session);
-    if (this._handle !== null) this._handle.setSession(Buffer.from(session.buffer, session.byteOffset, session.byteLength));
-  }
-
-  renegotiate(options, callback) {
-    if (options === null || typeof options !== 'object') throw invalidArgType('options', 'Object', options);
-    if (callback !== undefined && typeof callback !== 'function') throw invalidArgType('callback', 'Function', callback);
-    if (this.destroyed || this._handle === null) return false;
-    const requestCert = options.requestCert !== undefined ? !!options.requestCert : this._requestCert;
-    const rejectUnauthorized = options.rejectUnauthorized !== undefined ?
-      !!options.rejectUnauthorized : this._rejectUnauthorized;
-    if (requestCert !== this._requestCert || rejectUnauthorized !== this._rejectUnauthorized) {
-      this._handle.setVerifyMode(requestCert, rejectUnauthorized);
-      this._requestCert = requestCert;
-      this._rejectUnauthorized = rejectUnauthorized;
-    }
-    try {
-      this._handle.renegotiate();
-    } catch (err) {
-      if (callback) process.nextTick(callback, err);
-      return false;
-    }
-    if (callback) this.once('secure', () => callback(null));
-    return true;
-  }
-
-  disableRenegotiation() {
-    this._disableRenegotiation = true;
-  }
-
-  enableTrace() {
-    if (this._handle !== null) this._handle.enableTrace();
-  }
-
-  connect(...args) {
-    if (this._transport === null) {
-      // Made without a socket (new TLSSocket()): as node's, it connects a TCP
-      // socket of its own, and the callback is this socket's 'connect'.
-      const cb = typeof args[args.length - 1] === 'function' ? args.pop() : undefined;
-      const transport = new net.Socket();
-      transport.connect(...args);
-      if (cb) this.once('connect', cb);
-      this._attach(transport);
-      return this;
-    }
-    if (typeof this._transport.connect !== 'function') {
-      throw codedError(Error, 'ERR_SOCKET_CLOSED', 'TLSSocket has no connectable transport');
-    }
-    this._transport.connect(...args);
-    if (this._transport.connecting) this._transport.once('connect', onTransportConnect);
-    return this;
-  }
 }
 
 addNetSurface(TLSSocket);
+addTlsSurface(TLSSocket);
 
 function resumeEngineNT(socket) {
   socket._resumeEngine();

@@ -1,0 +1,187 @@
+// The engine's Delegate: where OpenSSL, mid-call, asks the binding for
+// something (memory to decrypt into, an ALPN choice, a pre-shared key). The
+// JS callbacks run here with OpenSSL on the stack, so a destroy() from them
+// only marks the connection (see SelectAlpn).
+#include <cstring>
+
+#include "addon.h"
+#include "errors.h"
+#include "js_call.h"
+#include "tls_wrap.h"
+
+namespace tlswrap {
+
+namespace {
+
+constexpr size_t kSlabSize = 16 * 1024;
+// Chunks up to this size come from the slab. The engine asks for exactly the
+// decrypted size below a whole record, so nothing of the slab is wasted.
+constexpr size_t kSlabChunk = 2 * 1024;
+
+}  // namespace
+
+char* TLSWrap::ClearBuffer(size_t want, size_t* cap) {
+  Napi::Env env = Env();
+  *cap = 0;
+  if (read_buffer_.IsEmpty() && want <= kSlabChunk) {
+    AddonData* data = AddonData::Get(env);
+    Napi::Uint8Array slab;
+    char* base = nullptr;
+    if (!data->clear_slab.IsEmpty() && data->clear_slab_used + want <= kSlabSize) {
+      // Looked up each time: JS holding a slice could have detached it.
+      slab = data->clear_slab.Value().As<Napi::Uint8Array>();
+      if (slab.ByteLength() == kSlabSize) base = reinterpret_cast<char*>(slab.Data());
+    }
+    if (base == nullptr) {
+      slab = Napi::Buffer<char>::New(env, kSlabSize);
+      data->clear_slab = Napi::Persistent(slab.As<Napi::Object>());
+      data->clear_slab_used = 0;
+      base = reinterpret_cast<char*>(slab.Data());
+    }
+    clear_target_ = slab;
+    char* out = base + data->clear_slab_used;
+    data->clear_slab_used += want;
+    *cap = want;
+    return out;
+  }
+  if (read_buffer_.IsEmpty()) {
+    auto out = Napi::Buffer<char>::New(env, want);
+    clear_target_ = out;
+    *cap = want;
+    return out.Data();
+  }
+  // onread: decrypt straight into the user's buffer.
+  try {
+    Napi::Value given = read_buffer_.Value();
+    if (given.IsFunction()) given = given.As<Napi::Function>().Call({});
+    if (!given.IsTypedArray()) {
+      throw Napi::TypeError::New(env, "onread.buffer must be a Buffer or a function returning one");
+    }
+    auto view = given.As<Napi::Uint8Array>();
+    if (view.ByteLength() == 0) {
+      throw Napi::RangeError::New(env, "onread.buffer must not be empty");
+    }
+    clear_target_ = given.As<Napi::Object>();
+    *cap = view.ByteLength();
+    return reinterpret_cast<char*>(view.Data());
+  } catch (const Napi::Error& e) {
+    Keep(e);
+    return nullptr;
+  }
+}
+
+// The one place JS runs while OpenSSL is on the stack: the answer is needed
+// now. A destroy() from inside only marks the connection (depth_ > 0); no
+// C++ exception may cross OpenSSL's frames, so a throw fails the handshake.
+int TLSWrap::SelectAlpn(const unsigned char* offer, unsigned int len) {
+  Napi::Env env = Env();
+  if (destroyed_) return -1;
+  try {
+    Napi::HandleScope scope(env);
+    const char* name = SSL_get_servername(ssl(), TLSEXT_NAMETYPE_host_name);
+    Napi::Value servername = name != nullptr ? Napi::String::New(env, name) : env.Undefined();
+    auto offered = Napi::Buffer<unsigned char>::Copy(env, offer, len);
+    Napi::Value answer;
+    if (CallJs(env, Value(), alpn_callback_, {servername, offered}, *async_context_, &answer) !=
+        JsCallResult::kOk) {
+      MarkDestroyed();
+      return -1;
+    }
+    if (destroyed_ || !answer.IsNumber()) return -1;
+    // JS answers with the offset of the chosen entry in the client's list.
+    int64_t at = answer.As<Napi::Number>().Int64Value();
+    return at >= 0 && at < static_cast<int64_t>(len) ? static_cast<int>(at) : -1;
+  } catch (const Napi::Error& e) {
+    Keep(e);
+    return -1;
+  }
+}
+
+// The PSK callbacks run JS under OpenSSL as SelectAlpn does, with the same
+// rules. lib/psk.js turns a throw or a bad answer into destroy(err), as
+// node:tls does; what reaches here is only the key or nothing.
+bool TLSWrap::CallUnderOpenSSL(const Napi::FunctionReference& fn,
+                               std::initializer_list<napi_value> args, Napi::Value* answer) {
+  if (CallJs(Env(), Value(), fn, args, *async_context_, answer) != JsCallResult::kOk) {
+    MarkDestroyed();
+  }
+  return !destroyed_;
+}
+
+namespace {
+
+// A view's bytes if `value` is an ArrayBufferView no longer than `max`.
+bool ViewBytes(Napi::Value value, size_t max, const uint8_t** data, size_t* len) {
+  if (value.IsTypedArray()) {
+    auto view = value.As<Napi::TypedArray>();
+    *data = static_cast<const uint8_t*>(view.ArrayBuffer().Data()) + view.ByteOffset();
+    *len = view.ByteLength();
+  } else if (value.IsDataView()) {
+    auto view = value.As<Napi::DataView>();
+    *data = static_cast<const uint8_t*>(view.ArrayBuffer().Data()) + view.ByteOffset();
+    *len = view.ByteLength();
+  } else {
+    return false;
+  }
+  return *len <= max && (*len == 0 || *data != nullptr);
+}
+
+}  // namespace
+
+// As node:tls: JS (lib/psk.js) is called with (identity, maxPskLen) and
+// answers with the key, anything else refusing it. An identity that is not
+// valid UTF-8 is refused without asking, as node does.
+unsigned int TLSWrap::PskServer(const char* identity, unsigned char* psk, unsigned int max_psk) {
+  Napi::Env env = Env();
+  if (destroyed_ || psk_callback_.IsEmpty()) return 0;
+  try {
+    Napi::HandleScope scope(env);
+    Napi::String id = Napi::String::New(env, identity);
+    if (id.Utf8Value() != identity) return 0;
+    Napi::Value answer;
+    if (!CallUnderOpenSSL(psk_callback_, {id, Napi::Number::New(env, max_psk)}, &answer)) return 0;
+    const uint8_t* data = nullptr;
+    size_t len = 0;
+    if (!ViewBytes(answer, max_psk, &data, &len)) return 0;
+    std::memcpy(psk, data, len);
+    return static_cast<unsigned int>(len);
+  } catch (const Napi::Error& e) {
+    Keep(e);
+    return 0;
+  }
+}
+
+// JS is called with (hint or null, maxPskLen, maxIdentityLen) and answers
+// with { psk, identity }; anything else offers no key.
+unsigned int TLSWrap::PskClient(const char* hint, char* identity, unsigned int max_identity,
+                                unsigned char* psk, unsigned int max_psk) {
+  Napi::Env env = Env();
+  if (destroyed_ || psk_callback_.IsEmpty()) return 0;
+  try {
+    Napi::HandleScope scope(env);
+    Napi::Value given = hint != nullptr ? Napi::String::New(env, hint) : env.Null();
+    Napi::Value answer;
+    if (!CallUnderOpenSSL(
+            psk_callback_,
+            {given, Napi::Number::New(env, max_psk), Napi::Number::New(env, max_identity)},
+            &answer) ||
+        !answer.IsObject()) {
+      return 0;
+    }
+    Napi::Object obj = answer.As<Napi::Object>();
+    const uint8_t* data = nullptr;
+    size_t len = 0;
+    Napi::Value name = obj.Get("identity");
+    if (!ViewBytes(obj.Get("psk"), max_psk, &data, &len) || !name.IsString()) return 0;
+    std::string id = name.As<Napi::String>().Utf8Value();
+    if (id.size() > max_identity) return 0;
+    std::memcpy(identity, id.data(), id.size());
+    std::memcpy(psk, data, len);
+    return static_cast<unsigned int>(len);
+  } catch (const Napi::Error& e) {
+    Keep(e);
+    return 0;
+  }
+}
+
+}  // namespace tlswrap

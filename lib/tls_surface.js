@@ -40,36 +40,8 @@ class TlsSurface {
     return this._handle === null ? null : this._handle.getCipher() || null;
   }
 
-  getProtocol() {
-    return this._handle === null ? null : this._handle.getProtocol();
-  }
-
-  getSession() {
-    return this._handle === null ? null : this._handle.getSession();
-  }
-
-  getTLSTicket() {
-    return this._handle === null ? undefined : this._handle.getTLSTicket();
-  }
-
   isSessionReused() {
     return this._handle !== null && this._handle.isSessionReused();
-  }
-
-  getFinished() {
-    return this._handle === null ? null : this._handle.getFinished();
-  }
-
-  getPeerFinished() {
-    return this._handle === null ? null : this._handle.getPeerFinished();
-  }
-
-  getEphemeralKeyInfo() {
-    return this._handle === null ? null : this._handle.getEphemeralKeyInfo();
-  }
-
-  getSharedSigalgs() {
-    return this._handle === null ? null : this._handle.getSharedSigalgs();
   }
 
   exportKeyingMaterial(length, label, context) {
@@ -161,6 +133,25 @@ class TlsSurface {
     if (this._transport.connecting) this._transport.once('connect', onTransportConnect);
     return this;
   }
+}
+
+// Questions the handle answers as they are, and the answer once it is gone.
+const kHandleQueries = {
+  getProtocol: null,
+  getSession: null,
+  getTLSTicket: undefined,
+  getFinished: null,
+  getPeerFinished: null,
+  getEphemeralKeyInfo: null,
+  getSharedSigalgs: null,
+};
+for (const [name, closed] of Object.entries(kHandleQueries)) {
+  const query = {
+    [name]() {
+      return this._handle === null ? closed : this._handle[name]();
+    },
+  }[name];
+  Object.defineProperty(TlsSurface.prototype, name, { value: query, writable: true, configurable: true });
 }
 
 // Copies the methods above onto `Socket.prototype`.

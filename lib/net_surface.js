@@ -146,12 +146,17 @@ class NetSurface {
   }
 }
 
-// Copies the accessors and methods above onto `Socket.prototype`.
-function addNetSurface(Socket) {
-  for (const name of Object.getOwnPropertyNames(NetSurface.prototype)) {
+// Copies a surface's accessors and methods onto `Socket.prototype`, as
+// they are (non-enumerable, as class members are).
+function addSurface(Socket, Surface) {
+  for (const name of Object.getOwnPropertyNames(Surface.prototype)) {
     if (name === 'constructor') continue;
-    Object.defineProperty(Socket.prototype, name, Object.getOwnPropertyDescriptor(NetSurface.prototype, name));
+    Object.defineProperty(Socket.prototype, name, Object.getOwnPropertyDescriptor(Surface.prototype, name));
   }
 }
 
-module.exports = { addNetSurface };
+function addNetSurface(Socket) {
+  addSurface(Socket, NetSurface);
+}
+
+module.exports = { addNetSurface, addSurface };

@@ -10,6 +10,7 @@ const { X509Certificate } = require('node:crypto');
 const { certificateObject } = require('./certificate');
 const { SecureContext, exportedCreateSecureContext } = require('./context');
 const { codedError, invalidArgType, validateInteger } = require('./errors');
+const { addSurface } = require('./net_surface');
 const { onTransportConnect } = require('./transport');
 
 class TlsSurface {
@@ -154,12 +155,8 @@ for (const [name, closed] of Object.entries(kHandleQueries)) {
   Object.defineProperty(TlsSurface.prototype, name, { value: query, writable: true, configurable: true });
 }
 
-// Copies the methods above onto `Socket.prototype`.
 function addTlsSurface(Socket) {
-  for (const name of Object.getOwnPropertyNames(TlsSurface.prototype)) {
-    if (name === 'constructor') continue;
-    Object.defineProperty(Socket.prototype, name, Object.getOwnPropertyDescriptor(TlsSurface.prototype, name));
-  }
+  addSurface(Socket, TlsSurface);
 }
 
 module.exports = { addTlsSurface };

@@ -1,7 +1,7 @@
 // The engine's Delegate: where OpenSSL, mid-call, asks the binding for
 // something (memory to decrypt into, an ALPN choice, a pre-shared key). The
 // JS callbacks run here with OpenSSL on the stack, so a destroy() from them
-// only marks the connection (see SelectAlpn).
+// only marks the connection (see CallUnderOpenSSL).
 #include <cstring>
 
 #include "addon.h"
@@ -70,9 +70,18 @@ char* TLSWrap::ClearBuffer(size_t want, size_t* cap) {
   }
 }
 
-// The one place JS runs while OpenSSL is on the stack: the answer is needed
-// now. A destroy() from inside only marks the connection (depth_ > 0); no
-// C++ exception may cross OpenSSL's frames, so a throw fails the handshake.
+// JS that runs while OpenSSL is on the stack (ALPN, PSK): the answer is
+// needed now. A destroy() from inside only marks the connection (depth_ > 0);
+// no C++ exception may cross OpenSSL's frames, so a throw marks it destroyed
+// and fails the handshake. True while the connection is still alive.
+bool TLSWrap::CallUnderOpenSSL(const Napi::FunctionReference& fn,
+                               std::initializer_list<napi_value> args, Napi::Value* answer) {
+  if (CallJs(Env(), Value(), fn, args, *async_context_, answer) != JsCallResult::kOk) {
+    MarkDestroyed();
+  }
+  return !destroyed_;
+}
+
 int TLSWrap::SelectAlpn(const unsigned char* offer, unsigned int len) {
   Napi::Env env = Env();
   if (destroyed_) return -1;
@@ -82,12 +91,9 @@ int TLSWrap::SelectAlpn(const unsigned char* offer, unsigned int len) {
     Napi::Value servername = name != nullptr ? Napi::String::New(env, name) : env.Undefined();
     auto offered = Napi::Buffer<unsigned char>::Copy(env, offer, len);
     Napi::Value answer;
-    if (CallJs(env, Value(), alpn_callback_, {servername, offered}, *async_context_, &answer) !=
-        JsCallResult::kOk) {
-      MarkDestroyed();
+    if (!CallUnderOpenSSL(alpn_callback_, {servername, offered}, &answer) || !answer.IsNumber()) {
       return -1;
     }
-    if (destroyed_ || !answer.IsNumber()) return -1;
     // JS answers with the offset of the chosen entry in the client's list.
     int64_t at = answer.As<Napi::Number>().Int64Value();
     return at >= 0 && at < static_cast<int64_t>(len) ? static_cast<int>(at) : -1;
@@ -95,17 +101,6 @@ int TLSWrap::SelectAlpn(const unsigned char* offer, unsigned int len) {
     Keep(e);
     return -1;
   }
-}
-
-// The PSK callbacks run JS under OpenSSL as SelectAlpn does, with the same
-// rules. lib/psk.js turns a throw or a bad answer into destroy(err), as
-// node:tls does; what reaches here is only the key or nothing.
-bool TLSWrap::CallUnderOpenSSL(const Napi::FunctionReference& fn,
-                               std::initializer_list<napi_value> args, Napi::Value* answer) {
-  if (CallJs(Env(), Value(), fn, args, *async_context_, answer) != JsCallResult::kOk) {
-    MarkDestroyed();
-  }
-  return !destroyed_;
 }
 
 namespace {
@@ -128,6 +123,8 @@ bool ViewBytes(Napi::Value value, size_t max, const uint8_t** data, size_t* len)
 
 }  // namespace
 
+// lib/psk.js turns a throw or a bad answer into destroy(err), as node:tls
+// does; what reaches here is only the key or nothing.
 // As node:tls: JS (lib/psk.js) is called with (identity, maxPskLen) and
 // answers with the key, anything else refusing it. An identity that is not
 // valid UTF-8 is refused without asking, as node does.

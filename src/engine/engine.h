@@ -120,6 +120,8 @@ class Engine {
   SSL* ssl() const { return ssl_.get(); }
   bool is_server() const { return is_server_; }
   CipherBuffer& enc_in() { return enc_in_; }
+  // The block small writes are copied into before SSL_write (tests).
+  size_t staging_capacity() const { return staging_.capacity(); }
   CipherBuffer& enc_out() { return enc_out_; }
 
   // ---- Input ----
@@ -248,6 +250,7 @@ class Engine {
   bool ClearOut(Batch* out);
   // Encrypts one slice; true if it did.
   bool ClearIn(Batch* out);
+  static size_t StagedSize(const PendingWrite& w);
   // False when it has to wait (the ask stays queued).
   bool KickHandshake();
   void Fail(unsigned long err_code);

@@ -705,6 +705,38 @@ TEST(write_from_psk_callback_under_ssl_write_tls12) {
   CHECK(!SSL_in_init(p.server.engine->ssl()));
 }
 
+// A write of small pieces (an HTTP response's head and body) is staged in a
+// block of its own size, not of a whole 256 KiB slice: that block was made
+// and freed again for every keep-alive request. Reading is paused with input
+// waiting, so the engine is not idle and keeps the block to be looked at.
+void SmallWriteStagesItsSize(int version) {
+  Pair p(version);
+  p.Handshake();
+  p.client.Write("request", 1);
+  p.client.Run();
+  CHECK(p.Transfer(p.client, p.server));
+  p.server.engine->SetReading(false);
+  std::string head = Pattern(150, 7);
+  std::string body = Pattern(1024, 8);
+  p.server.engine->Write(
+      std::make_unique<tlswrap::OwnedWriteSource>(std::vector<std::string>{head, body}), 2);
+  p.server.Run();
+  CHECK(p.server.engine->staging_capacity() >= head.size() + body.size());
+  CHECK(p.server.engine->staging_capacity() < 4096);
+  p.server.engine->SetReading(true);
+  p.Pump();
+  CHECK(p.server.received == "request");
+  CHECK(p.client.received == head + body);
+  CHECK_EQ(p.server.Count(EventType::kWriteDone), 1u);
+}
+
+TEST(small_write_stages_its_size_tls12) {
+  SmallWriteStagesItsSize(kTls12);
+}
+TEST(small_write_stages_its_size_tls13) {
+  SmallWriteStagesItsSize(kTls13);
+}
+
 // ---- 9. Garbage ----
 
 TEST(garbage_to_server_is_an_error_not_a_crash) {

@@ -13,6 +13,20 @@ const { codedError, invalidArgType, validateInteger } = require('./errors');
 const { addSurface } = require('./net_surface');
 const { onTransportConnect } = require('./transport');
 
+// What node's getEphemeralKeyInfo() gives when OpenSSL has no peer key
+// object (RSA key exchange, a resumed TLS 1.2 connection, OpenSSL 3.5's
+// hybrid post-quantum groups) has changed twice; each Node version below was
+// run for it. {} up to 24.8 (and on 20, 22); the three keys, undefined, from
+// 24.9 and 25.0; the negotiated group as { type: 'TLSGroup', name } from
+// 24.19 and 26.5.
+const [nodeMajor, nodeMinor] = process.versions.node.split('.').map(Number);
+const namesTlsGroups = nodeMajor > 26 || (nodeMajor === 26 && nodeMinor >= 5) ||
+  (nodeMajor === 24 && nodeMinor >= 19);
+const keysWhenUnknown = nodeMajor >= 25 || (nodeMajor === 24 && nodeMinor >= 9);
+function unknownKeyInfo() {
+  return keysWhenUnknown ? { type: undefined, name: undefined, size: undefined } : {};
+}
+
 class TlsSurface {
   getPeerCertificate(detailed) {
     if (this._handle === null) return null;
@@ -23,6 +37,13 @@ class TlsSurface {
     if (this._handle === null) return null;
     const der = this._handle.getCertificate();
     return der ? certificateObject([der], false) : {};
+  }
+
+  getEphemeralKeyInfo() {
+    if (this._handle === null) return null;
+    const info = this._handle.getEphemeralKeyInfo();
+    if (info === null || (info.type === 'TLSGroup' && namesTlsGroups)) return info;
+    return info.type === undefined || info.type === 'TLSGroup' ? unknownKeyInfo() : info;
   }
 
   getPeerX509Certificate() {
@@ -143,7 +164,6 @@ const kHandleQueries = {
   getTLSTicket: undefined,
   getFinished: null,
   getPeerFinished: null,
-  getEphemeralKeyInfo: null,
   getSharedSigalgs: null,
 };
 for (const [name, closed] of Object.entries(kHandleQueries)) {

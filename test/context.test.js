@@ -7,14 +7,15 @@
 const assert = require('node:assert');
 const crypto = require('node:crypto');
 const { once } = require('node:events');
+const nodeTls = require('node:tls');
 const { builtin, fixture, fixtures, tlswrap, serverOptions, listen, closeServer } = require('./common');
 
 const { SSL_OP_NO_TLSv1_3, SSL_OP_NO_TICKET } = crypto.constants;
 
 // One handshake between a fresh tlswrap server and a tlswrap client; returns
 // what each side reported. The client defaults to trusting the fixture CA.
-async function handshake(serverOpts, clientOpts = {}) {
-  const server = tlswrap.createServer(serverOpts);
+async function handshake(serverOpts, clientOpts = {}, impl = tlswrap) {
+  const server = impl.createServer(serverOpts);
   const out = { server: {}, client: {} };
   const serverDone = new Promise((resolve) => {
     server.once('secureConnection', (sock) => {
@@ -30,7 +31,7 @@ async function handshake(serverOpts, clientOpts = {}) {
   });
   const port = await listen(server);
   try {
-    const client = tlswrap.connect({ host: '127.0.0.1', port, servername: 'localhost', ca: fixtures.ca, ...clientOpts });
+    const client = impl.connect({ host: '127.0.0.1', port, servername: 'localhost', ca: fixtures.ca, ...clientOpts });
     await new Promise((resolve) => {
       client.on('secureConnect', () => {
         out.client.authorized = client.authorized;
@@ -344,10 +345,13 @@ describe('context: ecdhCurve', function () {
     assert.match(out.client.error.code, /^ERR_SSL_(SSLV3|SSL\/TLS)_ALERT_HANDSHAKE_FAILURE$/);
   });
 
-  it('no shared curve, TLS 1.2: falls back to RSA key exchange ({} key info)', async function () {
-    const out = await handshake(serverOptions({ ecdhCurve: 'P-384', maxVersion: 'TLSv1.2' }), { ecdhCurve: 'P-256' });
+  it('no shared curve, TLS 1.2: falls back to RSA key exchange (no key info)', async function () {
+    const args = [serverOptions({ ecdhCurve: 'P-384', maxVersion: 'TLSv1.2' }), { ecdhCurve: 'P-256' }];
+    const out = await handshake(...args);
     assertOk(out, 'TLSv1.2');
-    assert.deepStrictEqual(out.client.keyInfo, {});
+    // {} on Node 20 and 22, the keys present but undefined on later ones.
+    assert.deepStrictEqual(Object.values(out.client.keyInfo), Object.values(out.client.keyInfo).map(() => undefined));
+    assert.deepStrictEqual(out.client.keyInfo, (await handshake(...args, nodeTls)).client.keyInfo);
     assert.match(out.client.cipher.standardName, /^TLS_RSA_WITH_/);
   });
 });

@@ -136,7 +136,7 @@ const MUTATIONS = [
     '    w = &writes_.front();\n', '',
     'ClearIn goes on with its pointer into the write queue after a callback under SSL_write grew it'],
   ['stage-whole-slice', 'src/engine/engine.cc',
-    'staging_.reserve(StagedSize(*w));', 'staging_.reserve(kWriteSlice);',
+    'staging_.reserve(want);', 'staging_.reserve(kWriteSlice);',
     'a small write makes (and, idle, frees) a whole 256 KiB staging block per request'],
   ['session-memo-by-length', 'src/binding/addon.cc',
     'std::string key(reinterpret_cast<const char*>(der), len);', 'std::string key = std::to_string(len);',

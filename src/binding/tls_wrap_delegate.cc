@@ -123,11 +123,11 @@ bool ViewBytes(Napi::Value value, size_t max, const uint8_t** data, size_t* len)
 
 }  // namespace
 
-// lib/psk.js turns a throw or a bad answer into destroy(err), as node:tls
-// does; what reaches here is only the key or nothing.
 // As node:tls: JS (lib/psk.js) is called with (identity, maxPskLen) and
-// answers with the key, anything else refusing it. An identity that is not
-// valid UTF-8 is refused without asking, as node does.
+// answers with the key, anything else refusing it; lib/psk.js turns a throw
+// or a bad answer into destroy(err), so what reaches here is only the key or
+// nothing. An identity that is not valid UTF-8 is refused without asking, as
+// node does.
 unsigned int TLSWrap::PskServer(const char* identity, unsigned char* psk, unsigned int max_psk) {
   Napi::Env env = Env();
   if (destroyed_ || psk_callback_.IsEmpty()) return 0;

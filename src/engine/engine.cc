@@ -369,9 +369,9 @@ void Engine::Fail(unsigned long err_code) {
   QueueEvent(EventType::kError, std::string(), err_code);
 }
 
-// The bytes ClearIn's staging loop will copy for `w`: the small pieces from
-// where it stands, up to a slice or the first large piece after them. From
-// the lengths alone; a piece whose memory is gone only stops the copy early.
+// The bytes ClearIn stages for `w`: the small pieces from where it stands,
+// up to a slice or the first large piece after them. From the lengths alone;
+// a piece whose memory is gone only stops the copy early.
 size_t Engine::StagedSize(const PendingWrite& w) {
   size_t total = 0;
   size_t off = w.offset;
@@ -423,21 +423,18 @@ bool Engine::ClearIn(Batch* out) {
         // Sized to what this slice stages, not to a whole slice: a 256 KiB
         // block made for a 1 KiB response and freed when the connection went
         // idle cost a large malloc and free per keep-alive request.
-        staging_.reserve(StagedSize(*w));
+        const size_t want = StagedSize(*w);
+        staging_.reserve(want);
         size_t p = w->piece;
         size_t off = w->offset;
         const char* next = base;
-        while (staging_.size() < kWriteSlice) {
-          size_t avail = w->source->size(p) - off;
-          if (avail >= kStageThreshold && !staging_.empty()) break;
-          size_t take = std::min(avail, kWriteSlice - staging_.size());
+        while (true) {
+          size_t take = std::min(w->source->size(p) - off, want - staging_.size());
           staging_.insert(staging_.end(), next + off, next + off + take);
-          off += take;
-          if (off < w->source->size(p)) break;
-          p++;
+          if (staging_.size() == want) break;
           off = 0;
           // A later piece that is gone is found when it comes first.
-          if (p == w->source->count() || !w->source->Get(p, &next)) break;
+          if (++p == w->source->count() || !w->source->Get(p, &next)) break;
         }
         data = staging_.data();
         len = staging_.size();

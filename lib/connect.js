@@ -7,7 +7,7 @@
 const net = require('node:net');
 const nodeTls = require('node:tls');
 const defaults = require('./defaults');
-const { createSecureContext } = require('./context');
+const { createSecureContext, currentCreateSecureContext } = require('./context');
 const { clientContext } = require('./context_cache');
 const { codedError, invalidArgType } = require('./errors');
 const { TLSSocket } = require('./socket');
@@ -170,7 +170,7 @@ function connect(...args) {
   // it), shared with earlier calls of equal context options where it is
   // tlswrap's own (lib/context_cache.js); else only this connection uses it.
   const context = options.secureContext ||
-    clientContext(options, require('./index').createSecureContext, createSecureContext);
+    clientContext(options, currentCreateSecureContext(), createSecureContext);
 
   const cache = resolveSessionCache(options.sessionCache);
   const key = cache === null ? null : sessionKey(options);

@@ -241,9 +241,16 @@ function createSecureContext(options) {
 
 // What connect() and Server use: the module's createSecureContext as it is
 // now, since programs and tests replace it (tls.createSecureContext = ...),
-// as node:tls's own connect() and Server look it up on the module.
+// as node:tls's own connect() and Server look it up on the module. The
+// module object is held once loaded: require() on every connect costs more
+// than the lookup it saves.
+let tlswrapModule = null;
+function currentCreateSecureContext() {
+  if (tlswrapModule === null) tlswrapModule = require('./index');
+  return tlswrapModule.createSecureContext;
+}
 function exportedCreateSecureContext(options) {
-  return require('./index').createSecureContext(options);
+  return currentCreateSecureContext()(options);
 }
 
 // The native context of a secureContext option, refusing node:tls's own
@@ -266,4 +273,11 @@ function sniContext(value) {
   throw new TypeError('Invalid SNI context');
 }
 
-module.exports = { SecureContext, createSecureContext, exportedCreateSecureContext, nativeContext, sniContext };
+module.exports = {
+  SecureContext,
+  createSecureContext,
+  currentCreateSecureContext,
+  exportedCreateSecureContext,
+  nativeContext,
+  sniContext,
+};

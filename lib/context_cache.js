@@ -49,9 +49,10 @@ const connectionOnly = new Set([
 
 class NotKeyable extends Error {}
 
-function sha256(data) {
-  return crypto.createHash('sha256').update(data).digest('base64');
-}
+// crypto.hash (Node >= 20.12) is the one-shot form, without a Hash object.
+const sha256 = typeof crypto.hash === 'function' ?
+  (data) => crypto.hash('sha256', data, 'base64') :
+  (data) => crypto.createHash('sha256').update(data).digest('base64');
 
 // Hashing a 200 KiB CA bundle costs more than the context it saves, so a
 // large view's digest is remembered with a copy of its bytes: comparing them
@@ -134,6 +135,16 @@ function valueToken(name, value, depth) {
   return token(value, depth);
 }
 
+// `value`'s token, or null where it cannot be keyed safely.
+function keyToken(value) {
+  try {
+    return token(value, 0);
+  } catch (err) {
+    if (err instanceof NotKeyable) return null;
+    throw err;
+  }
+}
+
 // What createSecureContext falls back on where an option is not given.
 const defaultNames = ['DEFAULT_CIPHERS', 'DEFAULT_MIN_VERSION', 'DEFAULT_MAX_VERSION', 'DEFAULT_ECDH_CURVE'];
 
@@ -187,4 +198,4 @@ function clientContext(options, create, original) {
   return context;
 }
 
-module.exports = { clientContext, contextKey, MAX_CONTEXTS };
+module.exports = { clientContext, contextKey, keyToken, sha256, MAX_CONTEXTS };

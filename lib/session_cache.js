@@ -19,6 +19,7 @@ const crypto = require('node:crypto');
 const nodeTls = require('node:tls');
 const { convertALPNProtocols } = require('./alpn');
 const defaults = require('./defaults');
+const { keyToken, sha256 } = require('./context_cache');
 const { identity } = require('./identity');
 const { invalidArgType, validateInteger } = require('./errors');
 
@@ -134,8 +135,14 @@ class SessionCache {
 
 // ---- the key ----
 
+// What the key holds of a ca/cert/key/pfx/crl option. The context cache's
+// token where it has one (it remembers the digests of long strings and
+// large buffers, so a connect with the same CA bundle does not hash it
+// again); else the value's bytes hashed here.
 function digestOf(value) {
   if (value === undefined || value === null) return '-';
+  const known = keyToken(value);
+  if (known !== null) return known;
   const hash = crypto.createHash('sha256');
   const add = (one) => {
     if (typeof one === 'string') {
@@ -154,7 +161,7 @@ function digestOf(value) {
     hash.update('\0');
   };
   for (const one of Array.isArray(value) ? value : [value]) add(one);
-  return hash.digest('base64');
+  return `H${hash.digest('base64')}`;
 }
 
 // The cache key of a connect() call's options (after connect()'s defaults),
@@ -195,7 +202,7 @@ function sessionKey(options) {
   }
   parts.push(`mindh=${options.minDHSize}`);
   // Readable where it helps (a store of one's own), a digest for the rest.
-  const digest = crypto.createHash('sha256').update(parts.join('|')).digest('base64');
+  const digest = sha256(parts.join('|'));
   return `${parts[0].slice(parts[0].indexOf('=') + 1)}/${servername === undefined ? '' : servername}/${digest}`;
 }
 

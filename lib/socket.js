@@ -62,6 +62,11 @@ function onCiphertextFlushed() {
   if (owner && owner._handle !== null) owner._handle.ciphertextFlushed();
 }
 
+// The engine reports key material only once someone listens for it.
+function onNewListener(event) {
+  if (event === 'keylog' && this._handle !== null) this._handle.enableKeylog();
+}
+
 // node:http's keep-alive agent asks a socket's handle for its async id (the
 // trigger of its 'free' tick). The context's id is fixed for the handle's
 // life, so it is read once, by running executionAsyncId under it.
@@ -226,9 +231,7 @@ class TLSSocket extends net.Socket {
     if (opts.onread) this._setOnread(opts.onread);
     const pskError = enablePsk(this, handle, opts);
 
-    this.on('newListener', (event) => {
-      if (event === 'keylog' && this._handle !== null) this._handle.enableKeylog();
-    });
+    this.on('newListener', onNewListener);
     attachKeylogFile(this);
 
     if (socket) this._attach(socket);

@@ -306,6 +306,25 @@ async function connectOnceSServer(peer, extra) {
     });
   }
 
+  // The key remembers the digest of a large Buffer with a copy of its bytes:
+  // the same object rewritten in place is other settings.
+  it('a CA Buffer rewritten in place is another key; its first bytes still resume', async function () {
+    const { port } = await start(tlswrap, {});
+    const second = fixtures.selfSignedCert.toString();
+    const ca = Buffer.from(`${fixtures.ca}\n${second}`);
+    assert.ok(ca.length > 1024, 'large enough for the remembered-digest path');
+    const original = Buffer.from(ca);
+    const sessionCache = new tlswrap.SessionCache();
+    assert.strictEqual((await connectOnce(port, { sessionCache, ca })).reused, false);
+    assert.strictEqual((await connectOnce(port, { sessionCache, ca })).reused, true);
+    ca.fill(' ', ca.length - second.length); // the second certificate gone, same object
+    const other = await connectOnce(port, { sessionCache, ca });
+    assert.ifError(other.error);
+    assert.strictEqual(other.reused, false);
+    original.copy(ca);
+    assert.strictEqual((await connectOnce(port, { sessionCache, ca })).reused, true);
+  });
+
   describe('verification', function () {
     it('a session from a connection that failed verification (rejectUnauthorized:false) is not cached',
        async function () {

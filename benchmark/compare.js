@@ -365,6 +365,13 @@ function summarize(cellRuns, impl, o, cell) {
   s.median = median(s.values);
   s.min = Math.min(...s.values);
   s.max = Math.max(...s.values);
+  // --https: the server's CPU over the load generator's in the same run. The
+  // load generator runs the same code against both servers, so this divides
+  // out how busy the shared machine was during that run (both processes slow
+  // down together); the median over runs.
+  const relative = o.https ? good.map((r) => (r.clientCpu > 0 && cpu(r) !== null ? cpu(r) / r.clientCpu : null))
+    .filter((x) => x !== null) : [];
+  s.relCpu = relative.length ? median(relative) : null;
   s.rss = meanOf(good, (r) => r.peakRssMiB);
   s.majorGC = meanOf(good, (r) => r.majorGC);
   s.alloc = meanOf(good, (r) => r.allocKiBPerMiB);
@@ -423,7 +430,8 @@ function printTable(o, cells, runsByCell, header) {
   const throughput = !o.handshake && !o.https;
   const head = [
     'cell', ...impls.map((i) => `${i} ${unit}`), 'ratio t/b', ...(o.bun ? ['ratio t/bun'] : []),
-    `${cpuHead} (${shorts})`, `peak RSS MiB (${shorts})`, `major GCs/run (${shorts})`,
+    `${cpuHead} (${shorts})`, ...(o.https ? [`server / client CPU (${shorts})`] : []),
+    `peak RSS MiB (${shorts})`, `major GCs/run (${shorts})`,
     ...(throughput ? [`alloc KiB/MiB (${shorts})`] : []),
   ];
   // --https: the ratio of the medians (one slow run on a shared machine
@@ -439,7 +447,8 @@ function printTable(o, cells, runsByCell, header) {
     rows.push([
       cellLabel(cell, o), ...sums.map((s) => valueCell(s, b)),
       ratio(t, b), ...(o.bun ? [ratio(t, sums[2])] : []),
-      joined(sums, 'cpu', o.https && !isDownload(cell) ? 0 : 2), joined(sums, 'rss', 0), joined(sums, 'majorGC', 1),
+      joined(sums, 'cpu', o.https && !isDownload(cell) ? 0 : 2), ...(o.https ? [joined(sums, 'relCpu', 3)] : []),
+      joined(sums, 'rss', 0), joined(sums, 'majorGC', 1),
       ...(throughput ? [joined(sums, 'alloc', 0)] : []),
     ]);
   }

@@ -78,21 +78,38 @@ const forwardedGetters = [
 // and the socket options the TCP socket.
 const forwardedChainable = ['ref', 'unref', 'setNoDelay', 'setKeepAlive'];
 
-// Consecutive buffers joined into runs of about kMergeSize bytes, so a
-// large batch is not copied into one allocation as large.
+// nghttp2's output comes as one buffer per frame header and per payload
+// slice: for many small streams, hundreds of small buffers per write. Each is
+// a write() on the TLS socket, so runs of small ones are joined first (up to
+// kMergeSize). Large ones (DATA payloads of a download) pass as they are:
+// the engine puts the frame header before each into the same record without
+// copying the payload here.
+const kLargeBuffer = 16 * 1024;
 const kMergeSize = 256 * 1024;
-function mergeBuffers(bufs) {
+function mergeSmallBuffers(bufs) {
   const out = [];
   let start = 0;
   let size = 0;
+  const flush = (end) => {
+    if (end - start === 1) out.push(bufs[start]);
+    else if (end > start) out.push(Buffer.concat(bufs.slice(start, end), size));
+    size = 0;
+  };
   for (let i = 0; i < bufs.length; i++) {
-    size += bufs[i].length;
-    if (size >= kMergeSize || i === bufs.length - 1) {
-      out.push(i === start ? bufs[i] : Buffer.concat(bufs.slice(start, i + 1), size));
+    const len = bufs[i].length;
+    if (len >= kLargeBuffer) {
+      flush(i);
+      out.push(bufs[i]);
       start = i + 1;
-      size = 0;
+      continue;
     }
+    if (size + len > kMergeSize) {
+      flush(i);
+      start = i;
+    }
+    size += len;
   }
+  flush(bufs.length);
   return out;
 }
 
@@ -120,13 +137,8 @@ function defineTLSStreamSocket() {
       return true;
     }
 
-    // nghttp2's output, one buffer per frame header (9 bytes) and per payload
-    // slice. Written one by one, every DATA frame's header would go out as
-    // a TLS record of its own, 26 bytes of ciphertext costing a record's
-    // work at both ends; merged, the records come out full, as node:tls
-    // (which copies a write's buffers into one) makes them.
     doWrite(req, bufs) {
-      return super.doWrite(req, bufs.length > 1 ? mergeBuffers(bufs) : bufs);
+      return super.doWrite(req, bufs.length > 1 ? mergeSmallBuffers(bufs) : bufs);
     }
 
     get secureConnecting() {

@@ -369,15 +369,27 @@ void Engine::Fail(unsigned long err_code) {
   QueueEvent(EventType::kError, std::string(), err_code);
 }
 
-// The bytes ClearIn stages for `w`: the small pieces from where it stands,
-// up to a slice or the first large piece after them. From the lengths alone;
-// a piece whose memory is gone only stops the copy early.
+// The bytes ClearIn stages for `w`: the small pieces from where it stands, up
+// to a slice or the first large piece after them, and as much of that large
+// piece as fills the last record. Without that fill a frame header before each
+// payload (HTTP/2's 9 bytes) went out as a record of its own; with it the
+// records are full and the large piece goes on in place, so at most one
+// record's worth of it is copied. From the lengths alone; a piece whose
+// memory is gone only stops the copy early.
+static_assert(Engine::kStageThreshold == SSL3_RT_MAX_PLAIN_LENGTH,
+              "the fill rounds to whole records");
+static_assert(Engine::kWriteSlice % Engine::kStageThreshold == 0, "a slice is whole records");
 size_t Engine::StagedSize(const PendingWrite& w) {
   size_t total = 0;
   size_t off = w.offset;
   for (size_t p = w.piece; p < w.source->count() && total < kWriteSlice; p++) {
     size_t avail = w.source->size(p) - off;
-    if (avail >= kStageThreshold && total > 0) break;
+    if (avail >= kStageThreshold && total > 0) {
+      // avail >= kStageThreshold == one record, and a slice is whole records.
+      size_t partial = total % kStageThreshold;
+      if (partial != 0) total += kStageThreshold - partial;
+      break;
+    }
     total += std::min(avail, kWriteSlice - total);
     off = 0;
   }
@@ -385,6 +397,7 @@ size_t Engine::StagedSize(const PendingWrite& w) {
 }
 
 bool Engine::ClearIn(Batch* out) {
+  size_t encrypted = 0;  // plaintext bytes SSL_write took in this call
   while (!writes_.empty() && established() && !transport_blocked_) {
     PendingWrite* w = &writes_.front();
     if (w->piece == w->source->count() && !retrying_) {
@@ -393,7 +406,7 @@ bool Engine::ClearIn(Batch* out) {
       continue;
     }
     // Written after a renegotiation or ticket was asked for: goes behind it.
-    if (kick_handshake_ && w->seq > kick_seq_ && !retrying_) return false;
+    if (kick_handshake_ && w->seq > kick_seq_ && !retrying_) return encrypted > 0;
     if (!retrying_ && w->source->size(w->piece) == 0) {
       // Nothing to encrypt: SSL_write() of 0 bytes returns 0, which reads
       // as a failure with no error code (found by fuzz/pair_mutator).
@@ -463,7 +476,7 @@ bool Engine::ClearIn(Batch* out) {
           retry_.assign(data, data + len);
           retrying_ = true;
         }
-        return false;
+        return encrypted > 0;
       }
       Fail(err_code);
       TakeEvents(out);
@@ -472,6 +485,7 @@ bool Engine::ClearIn(Batch* out) {
     retrying_ = false;
     retry_.clear();
     size_t done = static_cast<size_t>(ret);
+    encrypted += done;
     while (done > 0) {
       size_t size = w->source->size(w->piece);
       size_t take = std::min(done, size - w->offset);
@@ -482,11 +496,13 @@ bool Engine::ClearIn(Batch* out) {
         w->offset = 0;
       }
     }
-    // This slice's ciphertext goes to the transport before the next is made,
-    // so a big write never turns into a big ciphertext buffer.
-    return true;
+    // A slice's worth of ciphertext goes to the transport before more is
+    // made, so a big write never turns into a big ciphertext buffer; smaller
+    // SSL_writes (staged pieces, one record each) go on up to that, so
+    // they still leave in one transport write.
+    if (encrypted >= kWriteSlice) return true;
   }
-  return false;
+  return encrypted > 0;
 }
 
 bool Engine::CollectFlushedWrites(Batch* out) {

@@ -737,6 +737,61 @@ TEST(small_write_stages_its_size_tls13) {
   SmallWriteStagesItsSize(kTls13);
 }
 
+// The lengths of the application-data records in `wire` from `from` on.
+std::vector<size_t> RecordLengths(const std::string& wire, size_t from) {
+  std::vector<size_t> out;
+  size_t at = from;
+  while (at + 5 <= wire.size()) {
+    size_t len =
+        (static_cast<unsigned char>(wire[at + 3]) << 8) | static_cast<unsigned char>(wire[at + 4]);
+    if (static_cast<unsigned char>(wire[at]) == 23) out.push_back(len);
+    at += 5 + len;
+  }
+  return out;
+}
+
+// HTTP/2's writes: a 9-byte frame header before each payload. The header and
+// the start of the payload after it share a record, so the records are full
+// (each header alone was a record of its own), and no more than a record of
+// each payload is copied to get there. The records, made one SSL_write each,
+// still leave together: one take of ciphertext, not one per record.
+void FrameHeadersShareRecords(int version) {
+  Pair p(version);
+  p.Handshake();
+  p.server.tap = true;
+  p.server.cipher_takes = 0;
+  std::vector<std::string> pieces;
+  std::string expected;
+  for (uint32_t i = 0; i < 8; i++) {
+    pieces.push_back(Pattern(9, 100 + i));
+    pieces.push_back(Pattern(16384, 200 + i));
+    expected += pieces[pieces.size() - 2] + pieces.back();
+  }
+  p.server.engine->Write(std::make_unique<tlswrap::OwnedWriteSource>(std::move(pieces)), 3);
+  p.Pump();
+  CHECK(p.client.received == expected);
+  CHECK_EQ(p.server.Count(EventType::kWriteDone), 1u);
+  std::vector<size_t> records = RecordLengths(p.server.tapped, 0);
+  // 8 * 16393 bytes: 8 full records and one of 72 bytes (each record adds
+  // the same overhead: AEAD tag, explicit nonce or content type).
+  CHECK_EQ(records.size(), 9u);
+  size_t sum = 0;
+  for (size_t len : records) sum += len;
+  CHECK_EQ((sum - expected.size()) % records.size(), 0u);
+  const size_t overhead = (sum - expected.size()) / records.size();
+  size_t full = 0;
+  for (size_t len : records) full += len - overhead == 16384 ? 1 : 0;
+  CHECK_EQ(full, 8u);
+  CHECK_EQ(p.server.cipher_takes, 1u);
+}
+
+TEST(frame_headers_share_records_tls12) {
+  FrameHeadersShareRecords(kTls12);
+}
+TEST(frame_headers_share_records_tls13) {
+  FrameHeadersShareRecords(kTls13);
+}
+
 // ---- 9. Garbage ----
 
 TEST(garbage_to_server_is_an_error_not_a_crash) {

@@ -63,6 +63,8 @@ bool Endpoint::TakeCipher() {
   size_t at = wire.size();
   wire.resize(at + n);
   CHECK_EQ(out.Read(&wire[at], n), n);
+  if (tap) tapped.append(wire, at, n);
+  cipher_takes++;
   taken += n;
   if (auto_flush) engine->SetFlushed(taken);
   return true;

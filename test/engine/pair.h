@@ -62,6 +62,9 @@ class Endpoint : public Engine::Delegate {
   size_t wire_head = 0;
   uint64_t taken = 0;      // ciphertext taken out of enc_out() in all
   bool auto_flush = true;  // report all of it flushed at once
+  bool tap = false;        // keep a copy of all ciphertext taken out in `tapped`
+  std::string tapped;
+  size_t cipher_takes = 0;  // TakeCipher() calls that found ciphertext
   size_t data_batches = 0;
   size_t clear_buffer_calls = 0;
   std::function<void()> on_clear_buffer;

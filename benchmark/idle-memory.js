@@ -3,7 +3,7 @@
 // Memory held per open, idle TLS connection, one measurement per process.
 //
 //   node benchmark/idle-memory.js [impl=tlswrap] [tlsVersion=TLSv1.3]
-//     [connections=1000] [cipher=AES-256-GCM] [message=4096]
+//     [connections=1000] [cipher=AES-256-GCM] [message=4096] [rest=0]
 //
 // Server and client in this one process on 127.0.0.1, same impl both ends,
 // so each connection is counted twice (one socket per side). Every
@@ -12,6 +12,11 @@
 // --expose-gc so garbage from the handshakes is not counted), before the
 // first connection and after the last; the difference per connection is
 // the result. Prints one JSON line.
+//
+// rest=<seconds>: also read RSS again after that long idle. V8 keeps the
+// young generation it grew during the handshakes (tens of MiB, whatever the
+// connection count) until its memory reducer runs, some 8-16 s into an idle
+// period; kibPerConnectionAtRest is what an idle server holds after that.
 
 const common = require('./common.js');
 
@@ -21,9 +26,11 @@ const { opts, tls } = common.setup({
   connections: 1000,
   cipher: 'AES-256-GCM',
   message: 4096,
+  rest: 0,
 }, (o) => {
   common.checkInt(o, 'connections', 1);
   common.checkInt(o, 'message', 1);
+  common.checkInt(o, 'rest', 0);
   if (typeof global.gc !== 'function') throw new Error('run with --expose-gc');
 });
 
@@ -66,6 +73,7 @@ server.listen(0, '127.0.0.1', async () => {
     // Warm up code paths and allocator arenas before the baseline.
     for (let i = 0; i < 20; i++) await openOne(port);
     const before = await common.settledRss();
+    const heapBefore = process.memoryUsage().heapUsed;
     // A few at a time: the point is memory at rest, not a connection storm.
     const batch = 50;
     for (let done = 0; done < opts.connections; done += batch) {
@@ -73,7 +81,13 @@ server.listen(0, '127.0.0.1', async () => {
       await Promise.all(Array.from({ length: n }, () => openOne(port)));
     }
     const after = await common.settledRss();
+    const heapAfter = process.memoryUsage().heapUsed;
     const perConnection = (after - before) / opts.connections;
+    let atRest;
+    if (opts.rest > 0) {
+      await new Promise((resolve) => setTimeout(resolve, opts.rest * 1000));
+      atRest = common.round((await common.settledRss() - before) / opts.connections / 1024, 1);
+    }
     process.stdout.write(
       `${JSON.stringify({
         bench: 'idle-memory',
@@ -84,6 +98,8 @@ server.listen(0, '127.0.0.1', async () => {
         rssBeforeMiB: common.round(before / common.MiB, 1),
         rssAfterMiB: common.round(after / common.MiB, 1),
         kibPerConnection: common.round(perConnection / 1024, 1),
+        kibPerConnectionAtRest: atRest,
+        heapKibPerConnection: common.round((heapAfter - heapBefore) / opts.connections / 1024, 1),
         node: process.version,
       })}\n`,
     );

@@ -53,38 +53,46 @@ const nativeTransportDisabled = process.env.TLSWRAP_TRANSPORT === 'js';
 // What a taken-over net.Socket keeps as its handle: enough for its destroy()
 // (which is what lets node's Server count the connection as gone) and for
 // its address getters, which keep answering as before, and for ref/unref.
-function standInHandle(addresses, owner) {
-  return {
-    getsockname(out) {
-      out.address = addresses.localAddress;
-      out.family = addresses.localFamily;
-      out.port = addresses.localPort;
-      return 0;
-    },
-    getpeername(out) {
-      out.address = addresses.remoteAddress;
-      out.family = addresses.remoteFamily;
-      out.port = addresses.remotePort;
-      return 0;
-    },
-    fd: -1,
-    bytesRead: 0,
-    bytesWritten: 0,
-    reading: false,
-    onread: null,
-    close(cb) {
-      if (typeof cb === 'function') process.nextTick(cb);
-    },
-    readStart() { return 0; },
-    readStop() { return 0; },
-    getAsyncId() { return -1; },
-    // The net.Socket's ref()/unref() (and those it deferred to 'connect')
-    // are about the connection, which is now the owner's handle.
-    ref() { owner.ref(); },
-    unref() { owner.unref(); },
-    setNoDelay() { return 0; },
-    setKeepAlive() { return 0; },
-  };
+// A class, not an object literal of closures: every idle connection holds
+// one, on each side.
+class StandInHandle {
+  constructor(addresses, owner) {
+    this.addresses = addresses;
+    this.owner = owner;
+    this.fd = -1;
+    this.bytesRead = 0;
+    this.bytesWritten = 0;
+    this.reading = false;
+    this.onread = null;
+  }
+
+  getsockname(out) {
+    out.address = this.addresses.localAddress;
+    out.family = this.addresses.localFamily;
+    out.port = this.addresses.localPort;
+    return 0;
+  }
+
+  getpeername(out) {
+    out.address = this.addresses.remoteAddress;
+    out.family = this.addresses.remoteFamily;
+    out.port = this.addresses.remotePort;
+    return 0;
+  }
+
+  close(cb) {
+    if (typeof cb === 'function') process.nextTick(cb);
+  }
+
+  readStart() { return 0; }
+  readStop() { return 0; }
+  getAsyncId() { return -1; }
+  // The net.Socket's ref()/unref() (and those it deferred to 'connect')
+  // are about the connection, which is now the owner's handle.
+  ref() { this.owner.ref(); }
+  unref() { this.owner.unref(); }
+  setNoDelay() { return 0; }
+  setKeepAlive() { return 0; }
 }
 
 function attachTransport(socket, transport) {
@@ -190,7 +198,7 @@ function takeOver(socket, raw) {
   const unref = socket._unrefed !== null ? socket._unrefed :
     typeof handle.hasRef === 'function' && !handle.hasRef();
   if (unref) socket._handle.unref();
-  raw._handle = standInHandle(addresses, socket);
+  raw._handle = new StandInHandle(addresses, socket);
   handle.close();
   return true;
 }

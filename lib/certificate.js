@@ -55,4 +55,10 @@ function certificateObject(ders, detailed) {
   return certs[0];
 }
 
-module.exports = { certificateObject };
+// The cached parse itself, not a copy: only for a reader that neither keeps
+// nor changes it (node's own checkServerIdentity, when it passes).
+function sharedCertificate(der) {
+  return parsed(der).legacy;
+}
+
+module.exports = { certificateObject, sharedCertificate };

@@ -9,6 +9,7 @@ const nodeTls = require('node:tls');
 const defaults = require('./defaults');
 const { createSecureContext, currentCreateSecureContext } = require('./context');
 const { clientContext } = require('./context_cache');
+const { sharedCertificate } = require('./certificate');
 const { codedError, invalidArgType } = require('./errors');
 const { TLSSocket } = require('./socket');
 const { resolveSessionCache, sessionKey } = require('./session_cache');
@@ -71,7 +72,7 @@ function onConnectSecure() {
   if (!verifyError && !pskResumed) {
     const hostname = options.servername || options.host ||
       (options.socket && options.socket._host) || 'localhost';
-    verifyError = options.checkServerIdentity(hostname, this.getPeerCertificate(true));
+    verifyError = checkIdentity(this, options.checkServerIdentity, hostname);
   }
   if (verifyError) {
     this.authorized = false;
@@ -87,6 +88,21 @@ function onConnectSecure() {
   this.emit('secureConnect');
   // After 'secureConnect', as node:tls emits it.
   this._releaseSession();
+}
+
+// node's own check reads the leaf's subject and subjectaltname and keeps
+// nothing when the name matches, so it runs on the cached parse of the leaf;
+// the detailed copy (the whole chain, three fingerprints per certificate) is
+// made only for a custom check or for the error a failed check carries.
+// Captured at load: a program that replaces tls.checkServerIdentity gets
+// its function called as given.
+const builtinCheckServerIdentity = nodeTls.checkServerIdentity;
+function checkIdentity(socket, check, hostname) {
+  if (check === builtinCheckServerIdentity) {
+    const leaf = socket._handle.getPeerLeaf();
+    if (leaf !== undefined && check(hostname, sharedCertificate(leaf)) === undefined) return undefined;
+  }
+  return check(hostname, socket.getPeerCertificate(true));
 }
 
 // Feeds the cache from the verified path only: 'session' is emitted after

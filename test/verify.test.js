@@ -180,6 +180,27 @@ describe('verify: hostname', function () {
     });
   });
 
+  it("a name mismatch's err.cert is the detailed chain, a copy the program owns", async function () {
+    await withServer(serverOptions(), async (server, port) => {
+      server.on('tlsClientError', () => {});
+      const first = (await follow(tlswrap.connect(clientOptions(port, { servername: 'wrong.example' })))).error;
+      assert.strictEqual(first.code, 'ERR_TLS_CERT_ALTNAME_INVALID');
+      assert.strictEqual(first.cert.issuerCertificate.subject.CN, 'tlswrap test CA');
+      assert.match(first.cert.fingerprint256, /^([0-9A-F]{2}:){31}[0-9A-F]{2}$/);
+      // Changing it changes nothing that later connections see.
+      first.cert.subject.CN = 'changed';
+      first.cert.subjectaltname = 'DNS:wrong.example';
+      const second = (await follow(tlswrap.connect(clientOptions(port, { servername: 'wrong.example' })))).error;
+      assert.strictEqual(second.code, 'ERR_TLS_CERT_ALTNAME_INVALID');
+      assert.notStrictEqual(second.cert, first.cert);
+      assert.strictEqual(second.cert.subject.CN, 'localhost');
+      assert.strictEqual(second.cert.subjectaltname, altnames);
+      const ok = await follow(tlswrap.connect(clientOptions(port)));
+      assert.deepStrictEqual(ok.events, ['secureConnect']);
+      assert.strictEqual(ok.authorized, true);
+    });
+  });
+
   it('wrong hostname with rejectUnauthorized:false -> authorizationError is the code', async function () {
     await withServer(serverOptions(), async (server, port) => {
       const seen = await follow(tlswrap.connect(clientOptions(port, { servername: 'wrong.example', rejectUnauthorized: false })));

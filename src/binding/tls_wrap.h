@@ -68,6 +68,7 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   Napi::Value SetMaxSendFragment(const Napi::CallbackInfo& info);
   Napi::Value VerifyError(const Napi::CallbackInfo& info);
   Napi::Value GetPeerCertChain(const Napi::CallbackInfo& info);
+  Napi::Value GetPeerLeaf(const Napi::CallbackInfo& info);
   Napi::Value GetCertificate(const Napi::CallbackInfo& info);
   Napi::Value GetCipher(const Napi::CallbackInfo& info);
   Napi::Value GetProtocol(const Napi::CallbackInfo& info);

@@ -50,6 +50,7 @@ Napi::Function TLSWrap::Init(Napi::Env env) {
                          InstanceMethod<&TLSWrap::SetMaxSendFragment>("setMaxSendFragment"),
                          InstanceMethod<&TLSWrap::VerifyError>("verifyError"),
                          InstanceMethod<&TLSWrap::GetPeerCertChain>("getPeerCertChain"),
+                         InstanceMethod<&TLSWrap::GetPeerLeaf>("getPeerLeaf"),
                          InstanceMethod<&TLSWrap::GetCertificate>("getCertificate"),
                          InstanceMethod<&TLSWrap::GetCipher>("getCipher"),
                          InstanceMethod<&TLSWrap::GetProtocol>("getProtocol"),
@@ -155,6 +156,14 @@ Napi::Value TLSWrap::GetPeerCertChain(const Napi::CallbackInfo& info) {
     out.Set(i++, DerOf(env, sk_X509_value(chain, k)));
   }
   return out;
+}
+
+// The peer's own certificate alone, without encoding the rest of its chain.
+Napi::Value TLSWrap::GetPeerLeaf(const Napi::CallbackInfo& info) {
+  if (dead()) return info.Env().Undefined();
+  X509* leaf = SSL_get0_peer_certificate(ssl());
+  if (leaf == nullptr) return info.Env().Undefined();
+  return DerOf(info.Env(), leaf);
 }
 
 Napi::Value TLSWrap::GetCertificate(const Napi::CallbackInfo& info) {

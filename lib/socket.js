@@ -11,16 +11,16 @@ const { executionAsyncId } = require('node:async_hooks');
 const net = require('node:net');
 const { getSystemErrorMap, getSystemErrorName } = require('node:util');
 const binding = require('./binding');
-const defaults = require('./defaults');
 const { convertALPNProtocols, parseWire } = require('./alpn');
 const { attachKeylogFile } = require('./cli_flags');
-const { exportedCreateSecureContext, nativeContext, sniContext } = require('./context');
+const { exportedCreateSecureContext, nativeContext } = require('./context');
 const { codedError, invalidArgType } = require('./errors');
 const { attachTransport, awaitsConnect, kOwner } = require('./transport');
 const { addNetSurface } = require('./net_surface');
 const { addTlsSurface } = require('./tls_surface');
+const { addHandshakeEvents } = require('./handshake_events');
 const { enablePsk } = require('./psk');
-const { requestOCSP, traceOption, wantsOCSPRequest } = require('./ocsp');
+const { traceOption, wantsOCSPRequest } = require('./ocsp');
 
 // The engine's event codes (src/engine/events.h, exported by the addon).
 const {
@@ -409,136 +409,6 @@ class TLSSocket extends net.Socket {
     }
   }
 
-  _onHandshakeStart() {
-    if (!this._secureEstablished) return;
-    if (this._disableRenegotiation) {
-      this._emitTLSError(codedError(Error, 'ERR_TLS_RENEGOTIATION_DISABLED',
-                                    'TLS session renegotiation disabled for this socket'));
-      return;
-    }
-    if (!this._tlsOptions.isServer) {
-      // The renegotiated handshake is verified again (connect()'s 'secure'
-      // listener), and its session waits for that too.
-      this._sessionReleased = false;
-      return;
-    }
-    // Client-initiated renegotiation costs the server a handshake each time:
-    // node:tls allows CLIENT_RENEG_LIMIT of them per CLIENT_RENEG_WINDOW.
-    const now = Date.now();
-    if (now - this._renegotiationWindowStart >= defaults.CLIENT_RENEG_WINDOW * 1000) {
-      this._renegotiationWindowStart = now;
-      this._renegotiations = 0;
-    }
-    if (++this._renegotiations > defaults.CLIENT_RENEG_LIMIT) {
-      this._emitTLSError(codedError(Error, 'ERR_TLS_SESSION_ATTACK', 'TLS session renegotiation attack detected'));
-    }
-  }
-
-  _onHandshakeDone() {
-    const handle = this._handle;
-    if (handle === null) return;
-    this.alpnProtocol = handle.getALPNProtocol();
-    if (this.servername === null || this._tlsOptions.isServer) this.servername = handle.getServername();
-    this._secureEstablished = true;
-    this.secureConnecting = false;
-    if (this._handshakeTimer !== null) {
-      clearTimeout(this._handshakeTimer);
-      this._handshakeTimer = null;
-    }
-    if (this._pauseAfterHandshake) {
-      this._pauseAfterHandshake = false;
-      this._pauseEngine();
-    }
-    this.emit('secure');
-  }
-
-  // On TLS 1.2 OpenSSL hands the client its session before the handshake is
-  // done, so before verification: only the latest one is kept until then, as
-  // node:tls does.
-  _onSession(session) {
-    if (this._sessionReleased) this.emit('session', session);
-    else this._pendingSession = session;
-  }
-
-  // connect() calls this once verification has let the connection through
-  // (passed, or rejectUnauthorized:false): the session held back goes out.
-  // A socket that nothing verifies (a client TLSSocket made without
-  // connect()) never emits 'session', as with node:tls.
-  _releaseSession() {
-    this._sessionReleased = true;
-    const session = this._pendingSession;
-    this._pendingSession = null;
-    if (session !== null) this.emit('session', session);
-  }
-
-  // The certificate callback's pause: the SNICallback first, then
-  // 'OCSPRequest', then the handshake goes on (as in node:tls).
-  _onCertCb(servername, ocspRequested) {
-    const handle = this._handle;
-    if (servername) this.servername = servername;
-    const sniCallback = this._tlsOptions.SNICallback;
-    if (!servername || typeof sniCallback !== 'function') {
-      requestOCSP(this, handle, undefined, ocspRequested);
-      return;
-    }
-    let called = false;
-    const done = (err, context) => {
-      if (called) return;
-      called = true;
-      if (this._handle !== handle) return;
-      if (err) {
-        this.destroy(err);
-        return;
-      }
-      let native;
-      try {
-        native = sniContext(context);
-      } catch (e) {
-        this.destroy(e);
-        return;
-      }
-      requestOCSP(this, handle, native, ocspRequested);
-    };
-    // A throwing SNICallback fails this connection only, as in node:tls.
-    try {
-      sniCallback.call(this, servername, done);
-    } catch (err) {
-      this.destroy(err);
-    }
-  }
-
-  // Server session cache kept by the application. As with node:tls, what the
-  // server sends from here on (its Finished, or a TLS 1.3 ticket) waits
-  // until the callback says the session is stored.
-  _onNewSession(payload) {
-    const idLength = payload[0];
-    const id = payload.subarray(1, 1 + idLength);
-    const data = payload.subarray(1 + idLength);
-    const handle = this._handle;
-    let called = false;
-    const done = () => {
-      if (called || this._handle !== handle) return;
-      called = true;
-      handle.newSessionDone();
-    };
-    if (this.server) this.server.emit('newSession', id, data, done);
-    else done();
-  }
-
-  _onResumeSession(id) {
-    const handle = this._handle;
-    let called = false;
-    this.server.emit('resumeSession', id, (err, data) => {
-      if (called || this._handle !== handle) return;
-      called = true;
-      if (err) {
-        this.destroy(err);
-        return;
-      }
-      handle.loadSession(data ? Buffer.from(data) : null);
-    });
-  }
-
   // As net.Socket reports a failed read or write ("read ECONNRESET").
   _onNativeTransportError({ errno, syscall }) {
     const code = getSystemErrorName(errno);
@@ -723,6 +593,7 @@ class TLSSocket extends net.Socket {
 
 addNetSurface(TLSSocket);
 addTlsSurface(TLSSocket);
+addHandshakeEvents(TLSSocket);
 
 function resumeEngineNT(socket) {
   socket._resumeEngine();

@@ -94,11 +94,20 @@ function onConnectSecure() {
 // nothing when the name matches, so it runs on the cached parse of the leaf;
 // the detailed copy (the whole chain, three fingerprints per certificate) is
 // made only for a custom check or for the error a failed check carries.
-// Captured at load: a program that replaces tls.checkServerIdentity gets
-// its function called as given.
-const builtinCheckServerIdentity = nodeTls.checkServerIdentity;
+// Only node's own function may see the shared parse. One put in its place on
+// node:tls (a wrapper, say) is called with a copy like any custom check:
+// later by identity, and before this module loaded by its source, which for
+// node's raises an error class user code cannot reach.
+const builtinCheckServerIdentity = isNodesOwnCheck(nodeTls.checkServerIdentity) ?
+  nodeTls.checkServerIdentity : null;
+function isNodesOwnCheck(fn) {
+  if (typeof fn !== 'function') return false;
+  const source = Function.prototype.toString.call(fn);
+  return source.startsWith('function checkServerIdentity(hostname, cert) {') &&
+    source.includes('new ERR_TLS_CERT_ALTNAME_INVALID(');
+}
 function checkIdentity(socket, check, hostname) {
-  if (check === builtinCheckServerIdentity) {
+  if (builtinCheckServerIdentity !== null && check === builtinCheckServerIdentity) {
     const leaf = socket._handle.getPeerLeaf();
     if (leaf !== undefined && check(hostname, sharedCertificate(leaf)) === undefined) return undefined;
   }

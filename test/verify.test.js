@@ -201,6 +201,22 @@ describe('verify: hostname', function () {
     });
   });
 
+  it('a wrapper put in place of tls.checkServerIdentity before loading gets a detailed certificate of its own',
+    function (done) {
+      const script = path.join(__dirname, 'child', 'patched-identity-check.js');
+      execFile(process.execPath, [script], { timeout: 10000 }, (err, stdout, stderr) => {
+        if (err) return done(new Error(`child failed: ${err.message}\n${stderr}`));
+        const { results, seen } = JSON.parse(stdout.trim());
+        try {
+          assert.deepStrictEqual(results, [{ authorized: true, error: null }, { authorized: true, error: null }]);
+          assert.deepStrictEqual(seen, [{ altnames, chain: true }, { altnames, chain: true }]);
+          done();
+        } catch (e) {
+          done(e);
+        }
+      });
+    });
+
   it('wrong hostname with rejectUnauthorized:false -> authorizationError is the code', async function () {
     await withServer(serverOptions(), async (server, port) => {
       const seen = await follow(tlswrap.connect(clientOptions(port, { servername: 'wrong.example', rejectUnauthorized: false })));

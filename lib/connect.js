@@ -68,7 +68,7 @@ function onConnectSecure() {
   // counts as resumed (TLS 1.3) has no certificate to check a name against:
   // node:tls lets it through.
   const pskResumed = !!options.pskCallback && this.isSessionReused() &&
-    this._handle.getPeerCertChain().length === 0;
+    this._handle.getPeerLeaf() === undefined;
   if (!verifyError && !pskResumed) {
     const hostname = options.servername || options.host ||
       (options.socket && options.socket._host) || 'localhost';

@@ -30,7 +30,9 @@ function unknownKeyInfo() {
 class TlsSurface {
   getPeerCertificate(detailed) {
     if (this._handle === null) return null;
-    return certificateObject(this._handle.getPeerCertChain(), !!detailed);
+    if (detailed) return certificateObject(this._handle.getPeerCertChain(), true);
+    const leaf = this._handle.getPeerLeaf();
+    return leaf === undefined ? {} : certificateObject([leaf], false);
   }
 
   getCertificate() {
@@ -48,8 +50,8 @@ class TlsSurface {
 
   getPeerX509Certificate() {
     if (this._handle === null) return undefined;
-    const chain = this._handle.getPeerCertChain();
-    return chain.length ? new X509Certificate(chain[0]) : undefined;
+    const leaf = this._handle.getPeerLeaf();
+    return leaf === undefined ? undefined : new X509Certificate(leaf);
   }
 
   getX509Certificate() {

@@ -1,8 +1,10 @@
 // What a SecureContext does with user input, over the same code the binding
 // runs: the PEM and PKCS#12 parsing of src/engine/context_config (setKey,
 // setCert, addCACert, loadPKCS12) and, called directly as the binding does,
-// addCRL's PEM_read_bio_X509_CRL and the list setters (ciphers,
-// ciphersuites, ECDH curves, sigalgs). The input is
+// addCRL's PEM_read_bio_X509_CRL, the list setters (ciphers,
+// ciphersuites, ECDH curves, sigalgs) and the default trust store read on
+// demand (src/engine/root_store: each certificate of the input looks its
+// issuer up there). The input is
 //   call (1 byte) | passphrase length p (1 byte, 0-31) | p bytes | data
 // with passphrase length 0 meaning none, for the key.
 #include <openssl/err.h>
@@ -10,9 +12,11 @@
 #include <openssl/ssl.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "../src/engine/context_config.h"
+#include "../src/engine/root_store.h"
 #include "fuzz_common.h"
 
 namespace {
@@ -46,7 +50,7 @@ void RunOne(const uint8_t* data, size_t size) {
   tlswrap::SslCtxPtr ctx(SSL_CTX_new(TLS_method()));
   FUZZ_CHECK(ctx != nullptr);
   tlswrap::BioPtr bio = MemBio(input);
-  switch (call % 9) {
+  switch (call % 10) {
     case 0: {
       tlswrap::EvpPkeyPtr key =
           tlswrap::config::ReadPrivateKey(bio.get(), plen > 0 ? &pass : nullptr);
@@ -93,6 +97,24 @@ void RunOne(const uint8_t* data, size_t size) {
     case 8:
       SSL_CTX_set1_sigalgs_list(ctx.get(), text.c_str());
       break;
+    case 9: {
+      auto roots = tlswrap::RootCertificates::FromPems({text});
+      tlswrap::X509StorePtr store(X509_STORE_new());
+      FUZZ_CHECK(store != nullptr && tlswrap::RootCertificates::Attach(roots, store.get()));
+      std::unique_ptr<X509_STORE_CTX, void (*)(X509_STORE_CTX*)> verify(X509_STORE_CTX_new(),
+                                                                        X509_STORE_CTX_free);
+      FUZZ_CHECK(verify != nullptr);
+      while (X509* raw = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+        tlswrap::X509Ptr cert(raw);
+        X509* issuer = nullptr;
+        if (X509_STORE_CTX_init(verify.get(), store.get(), cert.get(), nullptr) == 1 &&
+            X509_STORE_CTX_get1_issuer(&issuer, verify.get(), cert.get()) == 1) {
+          X509_free(issuer);
+        }
+        X509_STORE_CTX_cleanup(verify.get());
+      }
+      break;
+    }
   }
   // Whatever was accepted must still make a usable SSL.
   tlswrap::SslPtr ssl(SSL_new(ctx.get()));

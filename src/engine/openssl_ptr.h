@@ -29,6 +29,7 @@ using SslCtxPtr = DeletePtr<SSL_CTX, SSL_CTX_free>;
 using SslPtr = DeletePtr<SSL, SSL_free>;
 using SslSessionPtr = DeletePtr<SSL_SESSION, SSL_SESSION_free>;
 using X509CrlPtr = DeletePtr<X509_CRL, X509_CRL_free>;
+using X509NamePtr = DeletePtr<X509_NAME, X509_NAME_free>;
 using X509Ptr = DeletePtr<X509, X509_free>;
 using X509StorePtr = DeletePtr<X509_STORE, X509_STORE_free>;
 

@@ -4,14 +4,10 @@
 
 namespace enginetest {
 
-namespace {
-
 std::string Fixture(const char* name) {
   const char* dir = std::getenv("TLSWRAP_FIXTURES");
   return std::string(dir != nullptr ? dir : TLSWRAP_FIXTURES_DIR) + "/" + name;
 }
-
-}  // namespace
 
 // Set up as src/binding/secure_context.cc sets up a node:tls context.
 tlswrap::SslCtxPtr MakeContext(bool server, int version) {

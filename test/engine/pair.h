@@ -21,6 +21,9 @@ using tlswrap::BlockPool;
 using tlswrap::Engine;
 using tlswrap::EventType;
 
+// The path of a test fixture (test/fixtures, or $TLSWRAP_FIXTURES).
+std::string Fixture(const char* name);
+
 // An event as the embedder saw it: `at` is the plaintext received before it.
 struct Seen {
   EventType type;

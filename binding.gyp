@@ -16,6 +16,7 @@
         "src/engine/engine.cc",
         "src/engine/engine_control.cc",
         "src/engine/engine_callbacks.cc",
+        "src/engine/root_store.cc",
         "src/transport_js.cc",
         "src/transport_uv.cc"
       ],

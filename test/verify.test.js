@@ -10,7 +10,7 @@ const path = require('node:path');
 const tls = require('node:tls');
 const { X509Certificate } = require('node:crypto');
 const { execFile } = require('node:child_process');
-const { fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer } = require('./common');
+const { fixtures, tlswrap, builtin, serverOptions, clientOptions, listen, closeServer } = require('./common');
 
 // Runs `fn(server, port)` against a listening tlswrap server, then closes it.
 async function withServer(opts, fn) {
@@ -468,6 +468,31 @@ describe('verify: default trust store', function () {
   it('with NODE_EXTRA_CA_CERTS=test/fixtures/ca-cert.pem it is', async function () {
     const result = await runChild({ NODE_EXTRA_CA_CERTS: path.join(__dirname, 'fixtures', 'ca-cert.pem') });
     assert.deepStrictEqual(result, { authorized: true, error: null });
+  });
+
+  // The store decodes a root only when verification asks for its name: it
+  // must then offer every root of that name, and a context that makes a
+  // store of its own (allowPartialTrustChain, crl) must keep them all.
+  it('two roots with one name in NODE_EXTRA_CA_CERTS: a server under either is trusted', async function () {
+    const twins = path.join(__dirname, 'fixtures', 'twin-cas.pem');
+    for (const leaf of ['server', 'twin-leaf']) {
+      const result = await runChild({ NODE_EXTRA_CA_CERTS: twins, TLSWRAP_TEST_LEAF: leaf });
+      assert.deepStrictEqual(result, { authorized: true, error: null }, leaf);
+    }
+  });
+
+  it('a context with a store of its own still trusts the default roots', async function () {
+    // node:tls 20 builds such a store from its bundled roots alone, without
+    // NODE_EXTRA_CA_CERTS; later Nodes keep them, as tlswrap does.
+    if (builtin && Number(process.versions.node.split('.')[0]) < 22) this.skip();
+    const extra = { NODE_EXTRA_CA_CERTS: path.join(__dirname, 'fixtures', 'twin-cas.pem') };
+    const partial = await runChild({ ...extra, TLSWRAP_TEST_CLIENT: JSON.stringify({ allowPartialTrustChain: true }) });
+    assert.deepStrictEqual(partial, { authorized: true, error: null });
+    // Still only the default roots: the twin's leaf, a CA not among them.
+    const untrusted = await runChild({
+      ...extra, TLSWRAP_TEST_LEAF: 'inter-leaf', TLSWRAP_TEST_CLIENT: JSON.stringify({ allowPartialTrustChain: true }),
+    });
+    assert.deepStrictEqual(untrusted, { authorized: false, error: 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY' });
   });
 
   it('NODE_TLS_REJECT_UNAUTHORIZED=0: the untrusted server is let through, unauthorized', async function () {

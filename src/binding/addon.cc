@@ -20,18 +20,19 @@ X509_STORE* AddonData::RootStore(Napi::Value pems, uint32_t version, bool defaul
   // --use-openssl-ca: SSL_CERT_FILE / SSL_CERT_DIR or OpenSSL's built-in
   // paths, as node's store does; a path that does not exist adds nothing.
   if (default_paths) X509_STORE_set_default_paths(store.get());
+  std::vector<std::string> texts;
   if (pems.IsArray()) {
     Napi::Array list = pems.As<Napi::Array>();
-    for (uint32_t i = 0; i < list.Length(); i++) {
-      std::string pem = list.Get(i).ToString().Utf8Value();
-      BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-      while (X509* raw = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
-        X509Ptr cert(raw);
-        X509_STORE_add_cert(store.get(), cert.get());
-      }
-    }
+    texts.reserve(list.Length());
+    for (uint32_t i = 0; i < list.Length(); i++)
+      texts.push_back(list.Get(i).ToString().Utf8Value());
+  }
+  std::shared_ptr<RootCertificates> roots = RootCertificates::FromPems(texts);
+  if (!RootCertificates::Attach(roots, store.get())) {
+    ThrowCryptoError(pems.Env(), "Failed to set up the default trust store");
   }
   root_store = std::move(store);
+  root_certs = std::move(roots);
   root_store_version = version;
   return root_store.get();
 }

@@ -13,6 +13,7 @@
 
 #include "engine/block_pool.h"
 #include "engine/openssl_ptr.h"
+#include "engine/root_store.h"
 
 namespace tlswrap {
 
@@ -22,7 +23,8 @@ struct AddonData {
   // The default trust store, built on first use from `pems` (an array of PEM
   // strings: tls.rootCertificates plus NODE_EXTRA_CA_CERTS), and again when
   // `version` changes (setDefaultCACertificates()). Contexts made before keep
-  // their reference to the old store.
+  // their reference to the old store. Its certificates are decoded only as
+  // verification asks for them (root_certs, see engine/root_store.h).
   X509_STORE* RootStore(Napi::Value pems, uint32_t version, bool default_paths);
 
   // The certificates of a `ca` PEM, parsed once per distinct text: OpenSSL 3
@@ -43,6 +45,7 @@ struct AddonData {
   Napi::FunctionReference secure_context_ctor;
   Napi::FunctionReference tls_wrap_ctor;
   X509StorePtr root_store;
+  std::shared_ptr<RootCertificates> root_certs;  // what root_store looks up
   uint32_t root_store_version = 0;
   std::unordered_map<std::string, std::vector<X509Ptr>> ca_certs;
   size_t ca_certs_bytes = 0;

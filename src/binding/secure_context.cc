@@ -275,16 +275,29 @@ X509_STORE* SecureContext::OwnStore() {
     if (store == nullptr) ThrowCryptoError(Env(), "X509_STORE_new failed");
     // The store in use may be the environment's shared default roots: this
     // context keeps trusting them, in a copy it may change (flags, CRLs).
-    STACK_OF(X509_OBJECT)* objects = X509_STORE_get0_objects(SSL_CTX_get_cert_store(ctx));
+    // The copy holds what is decoded; the rest is looked up as before.
+    X509StorePtr shared(SSL_CTX_get_cert_store(ctx));
+    X509_STORE_up_ref(shared.get());  // SSL_CTX_set_cert_store frees the context's
+    SSL_CTX_set_cert_store(ctx, store);
+    own_store_ = true;
+    STACK_OF(X509_OBJECT)* objects = X509_STORE_get0_objects(shared.get());
     for (int i = 0; i < sk_X509_OBJECT_num(objects); i++) {
       if (X509* cert = X509_OBJECT_get0_X509(sk_X509_OBJECT_value(objects, i))) {
         X509_STORE_add_cert(store, cert);
       }
     }
-    SSL_CTX_set_cert_store(ctx, store);
-    own_store_ = true;
+    AttachDefaultRoots(store);
   }
   return SSL_CTX_get_cert_store(ctx);
+}
+
+void SecureContext::AttachDefaultRoots(X509_STORE* store) {
+  if (!default_roots_) return;
+  ErrorQueueGuard guard;
+  if (default_paths_) X509_STORE_set_default_paths(store);
+  if (!RootCertificates::Attach(default_roots_, store)) {
+    ThrowCryptoError(Env(), "Failed to set up the default trust store");
+  }
 }
 
 // allowPartialTrustChain: a trusted intermediate ends the chain, its issuers
@@ -330,20 +343,12 @@ void SecureContext::UseDefaultRoots(const Napi::CallbackInfo& info) {
   uint32_t version = info[1].IsNumber() ? info[1].As<Napi::Number>().Uint32Value() : 0;
   bool default_paths = info[2].ToBoolean().Value();
   X509_STORE* roots = data->RootStore(info[0], version, default_paths);
+  default_roots_ = data->root_certs;
+  default_paths_ = default_paths;
   if (own_store_) {
-    // The context already has CAs of its own: add the roots to them (the
-    // default paths' directory is looked up lazily, so it is added as such).
-    X509_STORE* store = OwnStore();
-    if (default_paths) {
-      ErrorQueueGuard guard;
-      X509_STORE_set_default_paths(store);
-    }
-    STACK_OF(X509_OBJECT)* objects = X509_STORE_get0_objects(roots);
-    for (int i = 0; i < sk_X509_OBJECT_num(objects); i++) {
-      if (X509* cert = X509_OBJECT_get0_X509(sk_X509_OBJECT_value(objects, i))) {
-        X509_STORE_add_cert(store, cert);
-      }
-    }
+    // The context already has CAs of its own: the roots join them, looked
+    // up as the shared store looks them up.
+    AttachDefaultRoots(OwnStore());
     return;
   }
   X509_STORE_up_ref(roots);

@@ -7,10 +7,12 @@
 
 #include <array>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/openssl_ptr.h"
+#include "engine/root_store.h"
 
 namespace tlswrap {
 
@@ -70,6 +72,8 @@ class SecureContext : public Napi::ObjectWrap<SecureContext> {
   // The context's own trust store, made on first use; until then the context
   // may share the environment's default root store.
   X509_STORE* OwnStore();
+  // Makes `store` trust this context's default roots, if it has them.
+  void AttachDefaultRoots(X509_STORE* store);
   void UseCertificateChain(X509Ptr cert, STACK_OF(X509) * chain);
 
   // About what an SSL_CTX with a trust store holds in OpenSSL (2000 live
@@ -84,6 +88,11 @@ class SecureContext : public Napi::ObjectWrap<SecureContext> {
   X509Ptr issuer_;
   bool external_reported_ = false;
   bool own_store_ = false;
+  // The default roots this context trusts (none if it has a `ca`), and
+  // whether OpenSSL's default paths are looked up too: a store of its own
+  // (OwnStore) keeps both.
+  std::shared_ptr<RootCertificates> default_roots_;
+  bool default_paths_ = false;
   // What setSessionIdContext() set: server sessions are bound to it and to
   // the ClientHello's server name.
   std::string sid_ctx_;

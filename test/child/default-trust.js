@@ -6,9 +6,16 @@
 // the parent sets them), and prints one JSON line: whether it was trusted,
 // and (where node:tls has getCACertificates) whether the module's 'default'
 // list is node:tls's. Honours TLSWRAP_TEST_BUILTIN through common.js.
+// TLSWRAP_TEST_LEAF: the server's certificate and key (test/fixtures/<name>-
+// cert.pem and -key.pem; default: server). TLSWRAP_TEST_CLIENT: more client
+// options, as JSON.
 
 const nodeTls = require('node:tls');
-const { tlswrap, serverOptions } = require('../common');
+const { tlswrap, serverOptions, fixture } = require('../common');
+
+const leaf = process.env.TLSWRAP_TEST_LEAF;
+const serverExtra = leaf ? { key: fixture(`${leaf}-key.pem`), cert: fixture(`${leaf}-cert.pem`) } : {};
+const clientExtra = JSON.parse(process.env.TLSWRAP_TEST_CLIENT || '{}');
 
 function sameDefaults() {
   if (typeof nodeTls.getCACertificates !== 'function') return null;
@@ -17,11 +24,11 @@ function sameDefaults() {
   return ours.length === node.length && ours.every((pem, i) => pem === node[i]);
 }
 
-const server = tlswrap.createServer(serverOptions());
+const server = tlswrap.createServer(serverOptions(serverExtra));
 server.on('secureConnection', (sock) => sock.end('ok'));
 server.on('tlsClientError', () => {});
 server.listen(0, '127.0.0.1', () => {
-  const client = tlswrap.connect({ host: '127.0.0.1', port: server.address().port, servername: 'localhost' });
+  const client = tlswrap.connect({ host: '127.0.0.1', port: server.address().port, servername: 'localhost', ...clientExtra });
   const report = (result) => {
     result.sameDefaults = sameDefaults();
     process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -12,9 +12,9 @@ const { execFile } = require('node:child_process');
 
 const DIR = path.join(__dirname, '..', 'benchmark');
 
-function runBench(exe, script, args) {
+function runBench(exe, script, args, env = process.env) {
   return new Promise((resolve, reject) => {
-    execFile(exe, [path.join(DIR, script), ...args], { timeout: 20000 }, (err, stdout, stderr) => {
+    execFile(exe, [path.join(DIR, script), ...args], { timeout: 20000, env }, (err, stdout, stderr) => {
       if (err) {
         reject(new Error(`${script} ${args.join(' ')}: ${err.message}\n${stderr}`));
         return;
@@ -69,6 +69,15 @@ describe('benchmark scripts', function () {
           [`impl=${impl}`, 'tlsVersion=TLSv1.2', 'key=p256', 'resume=1', ...cache, ...SHORT]);
         assert.ok(r.conns > 0 && r.connsPerSec > 0, JSON.stringify(r));
         assert.strictEqual(r.cipherSuite, 'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384');
+      });
+
+      it(`first-connection.js runs under ${name}, impl=${impl}, verifying through NODE_EXTRA_CA_CERTS`, async () => {
+        const env = { ...process.env, NODE_EXTRA_CA_CERTS: path.join(__dirname, 'fixtures', 'ca-cert.pem') };
+        const r = await runBench(exe, 'first-connection.js', [`impl=${impl}`], env);
+        assert.strictEqual(r.bench, 'first-connection');
+        assert.ok(r.cpuMs > 0 && r.wallMs > 0, JSON.stringify(r));
+        assert.strictEqual(r.authorized, true);
+        assert.strictEqual(r.extraCaCerts, true);
       });
     }
   }

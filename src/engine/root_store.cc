@@ -3,6 +3,7 @@
 #include <openssl/asn1.h>
 #include <openssl/pem.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace tlswrap {
@@ -15,6 +16,10 @@ bool ReadHeader(const unsigned char** p, const unsigned char* end, long* len, in
   if (*p >= end) return false;
   int r = ASN1_get_object(p, len, tag, cls, end - *p);
   return (r & 0x80) == 0 && (r & 1) == 0;
+}
+
+bool NameLess(const X509_NAME* a, const X509_NAME* b) {
+  return X509_NAME_cmp(a, b) < 0;
 }
 
 bool IsSequence(int tag, int cls) {
@@ -125,6 +130,12 @@ std::shared_ptr<RootCertificates> RootCertificates::FromPems(const std::vector<s
     }
   }
   ERR_clear_error();  // the end of each text reads as "no start line"
+  // By name, as OpenSSL orders a store's objects: a lookup is then a binary
+  // search (most are for names that are not roots: a server's intermediate
+  // is looked up here before the chain it sent).
+  std::stable_sort(
+      roots->entries_.begin(), roots->entries_.end(),
+      [](const Entry& a, const Entry& b) { return NameLess(a.subject.get(), b.subject.get()); });
   return roots;
 }
 
@@ -159,8 +170,11 @@ X509* RootCertificates::AddMatching(X509_STORE* store, const X509_NAME* name) {
   X509* first = nullptr;
   // Every match, not the first: verification then picks among them (a
   // renewed or cross-signed root shares its subject with the old one).
-  for (Entry& e : entries_) {
-    if (X509_NAME_cmp(e.subject.get(), name) != 0) continue;
+  auto from = std::lower_bound(
+      entries_.begin(), entries_.end(), name,
+      [](const Entry& e, const X509_NAME* n) { return NameLess(e.subject.get(), n); });
+  for (auto it = from; it != entries_.end() && X509_NAME_cmp(it->subject.get(), name) == 0; ++it) {
+    Entry& e = *it;
     if (!e.tried) {
       e.tried = true;
       ERR_set_mark();

@@ -10,7 +10,8 @@
 // The client verifies against the default store (node's bundled roots plus
 // NODE_EXTRA_CA_CERTS, if set: set it to test/fixtures/ca-cert.pem and the
 // connection is authorized) but lets an unverified server through, so the
-// run completes either way. cpuMs and wallMs count from process start.
+// run completes either way. cpuMs and wallMs count from process start;
+// rssMiB is the process's resident memory then.
 // Prints one JSON line.
 
 const common = require('./common.js');
@@ -30,6 +31,7 @@ server.listen(0, '127.0.0.1', () => {
       tlsVersion: opts.tlsVersion,
       cpuMs: common.round((cpu.user + cpu.system) / 1000, 1),
       wallMs: common.round(process.uptime() * 1000, 1),
+      rssMiB: common.round(process.memoryUsage().rss / 1048576, 1),
       authorized: client.authorized,
       extraCaCerts: Boolean(process.env.NODE_EXTRA_CA_CERTS),
       ...common.runtimeInfo(),

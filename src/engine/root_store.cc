@@ -107,6 +107,9 @@ X509_LOOKUP_METHOD* LookupMethod() {
 
 std::shared_ptr<RootCertificates> RootCertificates::FromPems(const std::vector<std::string>& pems) {
   auto roots = std::make_shared<RootCertificates>();
+  // The end of each text reads as "no start line": nothing of this reading
+  // stays on the caller's error queue.
+  ERR_set_mark();
   for (const std::string& text : pems) {
     BioPtr bio(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
     if (!bio) continue;
@@ -129,7 +132,7 @@ std::shared_ptr<RootCertificates> RootCertificates::FromPems(const std::vector<s
       roots->entries_.push_back(Entry{std::move(subject), std::move(der), nullptr, false});
     }
   }
-  ERR_clear_error();  // the end of each text reads as "no start line"
+  ERR_pop_to_mark();
   // By name, as OpenSSL orders a store's objects: a lookup is then a binary
   // search (most are for names that are not roots: a server's intermediate
   // is looked up here before the chain it sent).

@@ -2,8 +2,6 @@
 // binary; lib/binding.js turns a failed load into an actionable message.
 #include "addon.h"
 
-#include <openssl/pem.h>
-
 #include "engine/context_config.h"
 #include "engine/events.h"
 #include "errors.h"

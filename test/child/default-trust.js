@@ -14,7 +14,13 @@ const nodeTls = require('node:tls');
 const { tlswrap, serverOptions, fixture } = require('../common');
 
 const leaf = process.env.TLSWRAP_TEST_LEAF;
-const serverExtra = leaf ? { key: fixture(`${leaf}-key.pem`), cert: fixture(`${leaf}-cert.pem`) } : {};
+// The server has a `ca` of its own that does not hold its issuer: it looks
+// its issuer up there, not in the default store (so the client is the first
+// to consult that), and finds none to send with its certificate.
+const serverExtra = {
+  ca: fixture('selfsigned-cert.pem'),
+  ...(leaf ? { key: fixture(`${leaf}-key.pem`), cert: fixture(`${leaf}-cert.pem`) } : {}),
+};
 const clientExtra = JSON.parse(process.env.TLSWRAP_TEST_CLIENT || '{}');
 
 function sameDefaults() {

@@ -495,6 +495,12 @@ describe('verify: default trust store', function () {
     assert.deepStrictEqual(untrusted, { authorized: false, error: 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY' });
   });
 
+  it('a TRUSTED CERTIFICATE block in NODE_EXTRA_CA_CERTS is not read (its rejected uses would be lost)', async function () {
+    // The test CA, marked rejected for server authentication.
+    const result = await runChild({ NODE_EXTRA_CA_CERTS: path.join(__dirname, 'fixtures', 'ca-trusted-form.pem') });
+    assert.deepStrictEqual(result, { authorized: false, error: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' });
+  });
+
   it('NODE_TLS_REJECT_UNAUTHORIZED=0: the untrusted server is let through, unauthorized', async function () {
     const result = await runChild({ NODE_TLS_REJECT_UNAUTHORIZED: '0' });
     assert.deepStrictEqual(result, { authorized: false, error: null });

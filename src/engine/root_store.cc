@@ -55,9 +55,10 @@ X509NamePtr SubjectOf(const std::string& der) {
 }
 
 bool IsCertificateBlock(const char* name) {
-  // The names PEM_read_bio_X509 accepts.
-  return std::strcmp(name, PEM_STRING_X509) == 0 || std::strcmp(name, PEM_STRING_X509_OLD) == 0 ||
-         std::strcmp(name, PEM_STRING_X509_TRUSTED) == 0;
+  // The names PEM_read_bio_X509 reads, as node reads its roots: not TRUSTED
+  // CERTIFICATE, whose trust settings (a use it is rejected for) this reading
+  // would drop; node skips such a block, and so does this.
+  return std::strcmp(name, PEM_STRING_X509) == 0 || std::strcmp(name, PEM_STRING_X509_OLD) == 0;
 }
 
 // What a store's lookup holds: the certificate sets it searches.

@@ -122,6 +122,18 @@ TEST(roots_malformed_text_ends_its_list) {
   CHECK_EQ(ERR_peek_error(), 0ul);
 }
 
+TEST(roots_skip_trusted_certificate_blocks) {
+  // A TRUSTED CERTIFICATE block (here: the test CA, rejected for server
+  // authentication) is skipped, as PEM_read_bio_X509 skips it; a plain block
+  // after it in the same text is still read.
+  auto roots = RootCertificates::FromPems(
+      {ReadFixture("ca-trusted-form.pem") + ReadFixture("twin-ca-cert.pem")});
+  CHECK_EQ(roots->size(), 1u);
+  X509StorePtr store = StoreWith(roots);
+  CHECK_EQ(Verify(store.get(), "server-cert.pem"), X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY);
+  CHECK_EQ(Verify(store.get(), "twin-leaf-cert.pem"), X509_V_OK);
+}
+
 TEST(roots_attached_twice_and_shared_by_stores) {
   auto roots = RootCertificates::FromPems({ReadFixture("ca-cert.pem")});
   auto other = RootCertificates::FromPems({ReadFixture("twin-ca-cert.pem")});

@@ -21,7 +21,11 @@ namespace tlswrap {
 class RootCertificates {
  public:
   // Every certificate in `pems` (PEM texts; one may hold several). As
-  // OpenSSL's PEM reader, a text is read up to its first malformed block.
+  // PEM_read_bio_X509, a text is read up to its first malformed block, and
+  // blocks of other kinds (TRUSTED CERTIFICATE included) are skipped. One
+  // difference: a certificate whose body past its subject does not decode
+  // is found malformed only when looked up (it is then not trusted), where
+  // the eager reader would also have ignored the rest of its text.
   static std::shared_ptr<RootCertificates> FromPems(const std::vector<std::string>& pems);
 
   // Makes `store` find its issuers among `roots` (kept alive by the store).

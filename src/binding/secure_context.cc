@@ -273,19 +273,12 @@ X509_STORE* SecureContext::OwnStore() {
   if (!own_store_) {
     X509_STORE* store = X509_STORE_new();
     if (store == nullptr) ThrowCryptoError(Env(), "X509_STORE_new failed");
-    // The store in use may be the environment's shared default roots: this
-    // context keeps trusting them, in a copy it may change (flags, CRLs).
-    // The copy holds what is decoded; the rest is looked up as before.
-    X509StorePtr shared(SSL_CTX_get_cert_store(ctx));
-    X509_STORE_up_ref(shared.get());  // SSL_CTX_set_cert_store frees the context's
+    // The store in use is either the one SSL_CTX_new made (every adder of
+    // certificates goes through here, so it holds none) or the environment's
+    // shared default roots: this context keeps trusting those, looked up in
+    // a store it may change (flags, CRLs).
     SSL_CTX_set_cert_store(ctx, store);
     own_store_ = true;
-    STACK_OF(X509_OBJECT)* objects = X509_STORE_get0_objects(shared.get());
-    for (int i = 0; i < sk_X509_OBJECT_num(objects); i++) {
-      if (X509* cert = X509_OBJECT_get0_X509(sk_X509_OBJECT_value(objects, i))) {
-        X509_STORE_add_cert(store, cert);
-      }
-    }
     AttachDefaultRoots(store);
   }
   return SSL_CTX_get_cert_store(ctx);

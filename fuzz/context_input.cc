@@ -37,6 +37,23 @@ void UseChain(SSL_CTX* ctx, X509* cert, STACK_OF(X509) * chain) {
   }
 }
 
+// Each certificate of `bio` looks its issuer up in `store`: what decodes a
+// lazily read certificate.
+void LookUpIssuers(X509_STORE* store, BIO* bio) {
+  std::unique_ptr<X509_STORE_CTX, void (*)(X509_STORE_CTX*)> verify(X509_STORE_CTX_new(),
+                                                                    X509_STORE_CTX_free);
+  FUZZ_CHECK(verify != nullptr);
+  while (X509* raw = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+    tlswrap::X509Ptr cert(raw);
+    X509* issuer = nullptr;
+    if (X509_STORE_CTX_init(verify.get(), store, cert.get(), nullptr) == 1 &&
+        X509_STORE_CTX_get1_issuer(&issuer, verify.get(), cert.get()) == 1) {
+      X509_free(issuer);
+    }
+    X509_STORE_CTX_cleanup(verify.get());
+  }
+}
+
 void RunOne(const uint8_t* data, size_t size) {
   if (size < 2) return;
   uint8_t call = data[0];
@@ -67,7 +84,10 @@ void RunOne(const uint8_t* data, size_t size) {
       X509_STORE* store = X509_STORE_new();
       FUZZ_CHECK(store != nullptr);
       SSL_CTX_set_cert_store(ctx.get(), store);
-      tlswrap::config::AddCACerts(ctx.get(), store, bio.get());
+      auto set = tlswrap::RootCertificates::FromPems(
+          {text}, tlswrap::RootCertificates::Blocks::kWithTrustSettings);
+      FUZZ_CHECK(tlswrap::config::AddCACerts(ctx.get(), store, set));
+      LookUpIssuers(store, bio.get());
       break;
     }
     case 3: {
@@ -101,18 +121,7 @@ void RunOne(const uint8_t* data, size_t size) {
       auto roots = tlswrap::RootCertificates::FromPems({text});
       tlswrap::X509StorePtr store(X509_STORE_new());
       FUZZ_CHECK(store != nullptr && tlswrap::RootCertificates::Attach(roots, store.get()));
-      std::unique_ptr<X509_STORE_CTX, void (*)(X509_STORE_CTX*)> verify(X509_STORE_CTX_new(),
-                                                                        X509_STORE_CTX_free);
-      FUZZ_CHECK(verify != nullptr);
-      while (X509* raw = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
-        tlswrap::X509Ptr cert(raw);
-        X509* issuer = nullptr;
-        if (X509_STORE_CTX_init(verify.get(), store.get(), cert.get(), nullptr) == 1 &&
-            X509_STORE_CTX_get1_issuer(&issuer, verify.get(), cert.get()) == 1) {
-          X509_free(issuer);
-        }
-        X509_STORE_CTX_cleanup(verify.get());
-      }
+      LookUpIssuers(store.get(), bio.get());
       break;
     }
   }

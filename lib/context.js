@@ -146,10 +146,12 @@ function configure(sc, options) {
   // CAs first, then the certificate, then the key: OpenSSL checks the key
   // against the certificate already set.
   if (ca) {
+    const texts = [];
     for (const one of Array.isArray(ca) ? ca : [ca]) {
       checkKeyOrCert('options.ca', one);
-      context.addCACert(asPem(one));
+      texts.push(asPem(one));
     }
+    context.addCACert(texts);
   } else {
     const roots = defaultStore();
     context.useDefaultRoots(roots.pems, roots.version, roots.defaultPaths);

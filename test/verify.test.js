@@ -5,12 +5,15 @@
 // certificates, and the default trust store (NODE_EXTRA_CA_CERTS).
 
 const assert = require('node:assert');
+const fs = require('node:fs');
 const net = require('node:net');
 const path = require('node:path');
 const tls = require('node:tls');
 const { X509Certificate } = require('node:crypto');
 const { execFile } = require('node:child_process');
 const { fixtures, tlswrap, builtin, serverOptions, clientOptions, listen, closeServer } = require('./common');
+
+const fixture = (name) => fs.readFileSync(path.join(__dirname, 'fixtures', name));
 
 // Runs `fn(server, port)` against a listening tlswrap server, then closes it.
 async function withServer(opts, fn) {
@@ -160,6 +163,40 @@ describe('verify: client checks the server', function () {
       assert.strictEqual(seen.authorized, true);
     });
   });
+
+  // tlswrap decodes a `ca` certificate only once verification asks for it
+  // (src/engine/root_store.h); these pin what that must not change.
+  it('ca of every bundled root plus the test CA: trusted, twice in a row', async function () {
+    await withServer(serverOptions(), async (server, port) => {
+      for (let i = 0; i < 2; i++) {
+        const seen = await follow(tlswrap.connect(clientOptions(port, { ca: [...tls.rootCertificates, fixtures.ca] })));
+        assert.deepStrictEqual(seen.events, ['secureConnect']);
+        assert.strictEqual(seen.authorized, true);
+      }
+    });
+  });
+
+  it('two CAs with one name in one ca text: a server under either is trusted', async function () {
+    const twins = fixture('twin-cas.pem');
+    for (const [key, cert] of [['server-key.pem', 'server-cert.pem'], ['twin-leaf-key.pem', 'twin-leaf-cert.pem']]) {
+      await withServer({ key: fixture(key), cert: fixture(cert) }, async (server, port) => {
+        const seen = await follow(tlswrap.connect(clientOptions(port, { ca: twins })));
+        assert.deepStrictEqual(seen.events, ['secureConnect'], `server ${cert}`);
+        assert.strictEqual(seen.authorized, true);
+      });
+    }
+  });
+
+  it('a TRUSTED CERTIFICATE block in ca keeps its trust settings: rejected for servers -> INVALID_PURPOSE',
+    async function () {
+      await withServer(serverOptions(), async (server, port) => {
+        server.on('tlsClientError', () => {});
+        const ca = [fixtures.selfSignedCert, fixture('ca-trusted-form.pem')];
+        const seen = await follow(tlswrap.connect(clientOptions(port, { ca })));
+        assert.deepStrictEqual(seen.events, ['error']);
+        assert.strictEqual(seen.error.code, 'INVALID_PURPOSE');
+      });
+    });
 });
 
 describe('verify: hostname', function () {
@@ -347,6 +384,30 @@ describe('verify: hostname', function () {
 });
 
 describe('verify: server checks the client', function () {
+  it("the server names its ca certificates as acceptable client CAs, in order (openssl s_client's list)",
+    async function () {
+      const ca = [
+        fixtures.selfSignedCert,
+        Buffer.concat([fixture('ca-trusted-form.pem'), fixtures.otherCert]),
+        fixture('twin-ca-cert.pem'),
+      ];
+      await withServer(serverOptions({ requestCert: true, rejectUnauthorized: false, ca }), async (server, port) => {
+        const out = await new Promise((resolve, reject) => {
+          const child = execFile('openssl', ['s_client', '-connect', `127.0.0.1:${port}`, '-servername', 'localhost'],
+                                 { timeout: 10000 }, (err, stdout) => (err ? reject(err) : resolve(stdout)));
+          child.stdin.end();
+        });
+        const list = /Acceptable client certificate CA names\n([^]*?)\n(?:Requested|Client Certificate Types)/.exec(out);
+        assert.ok(list, out);
+        assert.deepStrictEqual(list[1].split('\n'), [
+          'CN = localhost, O = selfsigned',
+          'CN = tlswrap test CA, O = tlswrap', // the TRUSTED CERTIFICATE block
+          'CN = other.example, O = tlswrap',
+          'CN = tlswrap test CA, O = tlswrap', // its twin
+        ]);
+      });
+    });
+
   const strict = (version) => serverOptions({
     requestCert: true, rejectUnauthorized: true, ca: fixtures.ca, minVersion: version, maxVersion: version,
   });
@@ -511,7 +572,6 @@ describe('verify: default trust store', function () {
 // node:tls's does. The parent's SSL_CERT_FILE / SSL_CERT_DIR (and any
 // NODE_EXTRA_CA_CERTS) are replaced, so only the test CA can vouch.
 describe('verify: --use-openssl-ca, --use-system-ca, NODE_USE_SYSTEM_CA', function () {
-  const fs = require('node:fs');
   const os = require('node:os');
   const { spawnSync } = require('node:child_process');
   const script = path.join(__dirname, 'child', 'default-trust.js');

@@ -2,7 +2,6 @@
 // binary; lib/binding.js turns a failed load into an actionable message.
 #include "addon.h"
 
-#include "engine/context_config.h"
 #include "engine/events.h"
 #include "errors.h"
 #include "secure_context.h"
@@ -35,19 +34,27 @@ X509_STORE* AddonData::RootStore(Napi::Value pems, uint32_t version, bool defaul
   return root_store.get();
 }
 
-const std::vector<X509Ptr>& AddonData::CACerts(std::string pem) {
+std::shared_ptr<RootCertificates> AddonData::CASet(const std::vector<std::string>& texts) {
   constexpr size_t kMaxEntries = 64;
   constexpr size_t kMaxBytes = 4 << 20;
-  auto found = ca_certs.find(pem);
-  if (found != ca_certs.end()) return found->second;
-  BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-  std::vector<X509Ptr> certs = bio ? config::ReadCACerts(bio.get()) : std::vector<X509Ptr>();
-  if (ca_certs.size() >= kMaxEntries || ca_certs_bytes + pem.size() > kMaxBytes) {
-    ca_certs.clear();
-    ca_certs_bytes = 0;
+  // Each text's length first: where one text ends is part of the list (a
+  // text is read up to its first malformed block).
+  std::string key;
+  for (const std::string& text : texts) {
+    key += std::to_string(text.size());
+    key += ':';
+    key += text;
   }
-  ca_certs_bytes += pem.size();
-  return ca_certs.emplace(std::move(pem), std::move(certs)).first->second;
+  auto found = ca_sets.find(key);
+  if (found != ca_sets.end()) return found->second;
+  auto set = RootCertificates::FromPems(texts, RootCertificates::Blocks::kWithTrustSettings);
+  if (ca_sets.size() >= kMaxEntries || ca_sets_bytes + key.size() > kMaxBytes) {
+    ca_sets.clear();
+    ca_sets_bytes = 0;
+  }
+  ca_sets_bytes += key.size();
+  ca_sets.emplace(std::move(key), set);
+  return set;
 }
 
 SslSessionPtr AddonData::DecodeSession(const unsigned char* der, size_t len) {

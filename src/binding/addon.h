@@ -27,11 +27,11 @@ struct AddonData {
   // verification asks for them (root_certs, see engine/root_store.h).
   X509_STORE* RootStore(Napi::Value pems, uint32_t version, bool default_paths);
 
-  // The certificates of a `ca` PEM, parsed once per distinct text: OpenSSL 3
-  // takes about 0.3 ms to decode one certificate, and node:tls programs pass
-  // the same `ca` to every connect(). Parsed certificates are shared by
-  // reference, as the root store's are. Bounded; emptied when full.
-  const std::vector<X509Ptr>& CACerts(std::string pem);
+  // The certificates of a `ca` option (its PEM texts), read once per
+  // distinct list and decoded as verification asks for them, as the default
+  // roots are: node:tls programs pass the same `ca` to every connect(), and
+  // often all of tls.rootCertificates in it. Bounded; emptied when full.
+  std::shared_ptr<RootCertificates> CASet(const std::vector<std::string>& texts);
 
   // A session to offer, decoded from its DER. d2i_SSL_SESSION re-parses the
   // peer certificate, and OpenSSL 3's key decoder made that ~9% of a resumed
@@ -47,8 +47,8 @@ struct AddonData {
   X509StorePtr root_store;
   std::shared_ptr<RootCertificates> root_certs;  // what root_store looks up
   uint32_t root_store_version = 0;
-  std::unordered_map<std::string, std::vector<X509Ptr>> ca_certs;
-  size_t ca_certs_bytes = 0;
+  std::unordered_map<std::string, std::shared_ptr<RootCertificates>> ca_sets;
+  size_t ca_sets_bytes = 0;
   std::unordered_map<std::string, SslSessionPtr> decoded_sessions;
   size_t decoded_sessions_bytes = 0;
   // Ciphertext blocks for every connection of this environment.

@@ -17,14 +17,17 @@ namespace tlswrap {
 
 namespace {
 
-BioPtr MemBio(const Napi::Value& value) {
-  std::string data;
+// A PEM or DER input's bytes: a Buffer's, or a string's as UTF-8.
+std::string TextOf(const Napi::Value& value) {
   if (value.IsBuffer()) {
     auto buf = value.As<Napi::Buffer<char>>();
-    data.assign(buf.Data(), buf.Length());
-  } else {
-    data = value.ToString().Utf8Value();
+    return std::string(buf.Data(), buf.Length());
   }
+  return value.ToString().Utf8Value();
+}
+
+BioPtr MemBio(const Napi::Value& value) {
+  std::string data = TextOf(value);
   // BIO_new_mem_buf does not copy; a copy keeps the bytes alive for the BIO.
   BIO* bio = BIO_new(BIO_s_mem());
   if (bio != nullptr) BIO_write(bio, data.data(), static_cast<int>(data.size()));
@@ -33,11 +36,7 @@ BioPtr MemBio(const Napi::Value& value) {
 
 std::string OptionalString(const Napi::Value& value) {
   if (value.IsUndefined() || value.IsNull()) return std::string();
-  if (value.IsBuffer()) {
-    auto buf = value.As<Napi::Buffer<char>>();
-    return std::string(buf.Data(), buf.Length());
-  }
-  return value.ToString().Utf8Value();
+  return TextOf(value);
 }
 
 }  // namespace
@@ -299,20 +298,25 @@ void SecureContext::SetPartialChain(const Napi::CallbackInfo& /*info*/) {
   X509_STORE_set_flags(OwnStore(), X509_V_FLAG_PARTIAL_CHAIN);
 }
 
+// info[0]: a PEM text, or the array of the `ca` option's texts (one call, so
+// the list is one set to look up in, cached as one).
 void SecureContext::AddCACert(const Napi::CallbackInfo& info) {
-  ErrorQueueGuard guard;
-  std::string pem;
-  if (info[0].IsBuffer()) {
-    auto buf = info[0].As<Napi::Buffer<char>>();
-    pem.assign(buf.Data(), buf.Length());
+  std::vector<std::string> texts;
+  if (info[0].IsArray()) {
+    Napi::Array list = info[0].As<Napi::Array>();
+    texts.reserve(list.Length());
+    for (uint32_t i = 0; i < list.Length(); i++) texts.push_back(TextOf(list.Get(i)));
   } else {
-    pem = info[0].ToString().Utf8Value();
+    texts.push_back(TextOf(info[0]));
   }
+  ErrorQueueGuard guard;
   SSL_CTX* ctx = Live();
   X509_STORE* store = OwnStore();
   // Like node:tls, a CA entry that holds no PEM certificate adds nothing and
   // is not an error (so nothing is trusted if that was the only one).
-  config::AddCACerts(ctx, store, AddonData::Get(info.Env())->CACerts(std::move(pem)));
+  if (!config::AddCACerts(ctx, store, AddonData::Get(info.Env())->CASet(texts))) {
+    ThrowCryptoError(Env(), "Failed to add the CA certificates");
+  }
 }
 
 void SecureContext::AddCRL(const Napi::CallbackInfo& info) {

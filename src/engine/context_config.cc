@@ -42,26 +42,21 @@ X509Ptr ReadCertificateChain(BIO* bio, X509StackPtr* chain) {
   return cert;
 }
 
-std::vector<X509Ptr> ReadCACerts(BIO* bio) {
-  std::vector<X509Ptr> certs;
-  while (X509* raw = PEM_read_bio_X509_AUX(bio, nullptr, nullptr, nullptr)) certs.emplace_back(raw);
-  ERR_clear_error();
-  return certs;
-}
-
-void AddCACerts(SSL_CTX* ctx, X509_STORE* store, const std::vector<X509Ptr>& certs) {
-  for (const X509Ptr& cert : certs) {
-    X509_STORE_add_cert(store, cert.get());
-    SSL_CTX_add_client_CA(ctx, cert.get());
+bool AddCACerts(SSL_CTX* ctx, X509_STORE* store, const std::shared_ptr<RootCertificates>& set) {
+  if (!RootCertificates::Attach(set, store)) return false;
+  if (set->size() == 0) return true;
+  STACK_OF(X509_NAME)* names = SSL_CTX_get_client_CA_list(ctx);
+  if (names == nullptr) {
+    names = sk_X509_NAME_new_null();
+    if (names == nullptr) return false;
+    SSL_CTX_set_client_CA_list(ctx, names);
   }
-  // A certificate already in the store is not an error here.
-  ERR_clear_error();
-}
-
-int AddCACerts(SSL_CTX* ctx, X509_STORE* store, BIO* bio) {
-  std::vector<X509Ptr> certs = ReadCACerts(bio);
-  AddCACerts(ctx, store, certs);
-  return static_cast<int>(certs.size());
+  for (const X509_NAME* subject : set->SubjectsInOrder()) {
+    X509NamePtr name(X509_NAME_dup(subject));
+    if (!name || sk_X509_NAME_push(names, name.get()) <= 0) return false;
+    name.release();
+  }
+  return true;
 }
 
 bool ReadPKCS12(BIO* bio, const std::string& pass, EvpPkeyPtr* key, X509Ptr* cert,

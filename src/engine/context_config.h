@@ -6,10 +6,11 @@
 #ifndef TLSWRAP_ENGINE_CONTEXT_CONFIG_H_
 #define TLSWRAP_ENGINE_CONTEXT_CONFIG_H_
 
+#include <memory>
 #include <string>
-#include <vector>
 
 #include "openssl_ptr.h"
+#include "root_store.h"
 
 namespace tlswrap {
 namespace config {
@@ -19,13 +20,12 @@ namespace config {
 EvpPkeyPtr ReadPrivateKey(BIO* bio, const std::string* pass);
 // The first PEM certificate (null if none) and the ones after it in `chain`.
 X509Ptr ReadCertificateChain(BIO* bio, X509StackPtr* chain);
-// Every PEM certificate in `bio` (none is not an error).
-std::vector<X509Ptr> ReadCACerts(BIO* bio);
-// `certs` into `store` and the context's client CA list.
-void AddCACerts(SSL_CTX* ctx, X509_STORE* store, const std::vector<X509Ptr>& certs);
-// Every PEM certificate in `bio` into `store` and the context's client CA
-// list; none is not an error. Returns how many.
-int AddCACerts(SSL_CTX* ctx, X509_STORE* store, BIO* bio);
+// The `ca` certificates of `set` trusted by `store` (decoded as
+// verification asks for them), and their names added, in order, to the
+// context's list of CAs it accepts client certificates from (what
+// SSL_CTX_add_client_CA adds; it needs the decoded certificate, this only
+// the name). False if OpenSSL failed.
+bool AddCACerts(SSL_CTX* ctx, X509_STORE* store, const std::shared_ptr<RootCertificates>& set);
 // A DER PKCS#12 bundle; false if it cannot be read or opened with `pass`.
 bool ReadPKCS12(BIO* bio, const std::string& pass, EvpPkeyPtr* key, X509Ptr* cert,
                 X509StackPtr* ca);

@@ -54,11 +54,13 @@ X509NamePtr SubjectOf(const std::string& der) {
   return X509NamePtr(d2i_X509_NAME(nullptr, &q, (p - subject) + len));
 }
 
-bool IsCertificateBlock(const char* name) {
-  // The names PEM_read_bio_X509 reads, as node reads its roots: not TRUSTED
-  // CERTIFICATE, whose trust settings (a use it is rejected for) this reading
-  // would drop; node skips such a block, and so does this.
-  return std::strcmp(name, PEM_STRING_X509) == 0 || std::strcmp(name, PEM_STRING_X509_OLD) == 0;
+// The block names PEM_read_bio_X509 reads, and PEM_read_bio_X509_AUX.
+bool IsWantedBlock(const char* name, RootCertificates::Blocks blocks) {
+  if (std::strcmp(name, PEM_STRING_X509) == 0 || std::strcmp(name, PEM_STRING_X509_OLD) == 0) {
+    return true;
+  }
+  return blocks == RootCertificates::Blocks::kWithTrustSettings &&
+         std::strcmp(name, PEM_STRING_X509_TRUSTED) == 0;
 }
 
 // What a store's lookup holds: the certificate sets it searches.
@@ -106,8 +108,10 @@ X509_LOOKUP_METHOD* LookupMethod() {
 
 }  // namespace
 
-std::shared_ptr<RootCertificates> RootCertificates::FromPems(const std::vector<std::string>& pems) {
+std::shared_ptr<RootCertificates> RootCertificates::FromPems(const std::vector<std::string>& pems,
+                                                             Blocks blocks) {
   auto roots = std::make_shared<RootCertificates>();
+  roots->blocks_ = blocks;
   // The end of each text reads as "no start line": nothing of this reading
   // stays on the caller's error queue.
   ERR_set_mark();
@@ -121,7 +125,7 @@ std::shared_ptr<RootCertificates> RootCertificates::FromPems(const std::vector<s
       long len = 0;
       // Only the base64 is decoded here, not the certificate.
       if (PEM_read_bio(bio.get(), &name, &header, &data, &len) != 1) break;
-      bool wanted = IsCertificateBlock(name);
+      bool wanted = IsWantedBlock(name, blocks);
       std::string der(reinterpret_cast<const char*>(data), wanted ? len : 0);
       OPENSSL_free(name);
       OPENSSL_free(header);
@@ -130,7 +134,9 @@ std::shared_ptr<RootCertificates> RootCertificates::FromPems(const std::vector<s
       X509NamePtr subject = SubjectOf(der);
       // Not a certificate OpenSSL could read: it would stop at it too.
       if (!subject) break;
-      roots->entries_.push_back(Entry{std::move(subject), std::move(der), nullptr, false});
+      size_t position = roots->entries_.size();
+      roots->entries_.push_back(
+          Entry{std::move(subject), std::move(der), position, nullptr, false});
     }
   }
   ERR_pop_to_mark();
@@ -162,6 +168,12 @@ bool RootCertificates::Attach(const std::shared_ptr<RootCertificates>& roots, X5
   return true;
 }
 
+std::vector<const X509_NAME*> RootCertificates::SubjectsInOrder() const {
+  std::vector<const X509_NAME*> names(entries_.size());
+  for (const Entry& e : entries_) names[e.position] = e.subject.get();
+  return names;
+}
+
 size_t RootCertificates::decoded() const {
   std::lock_guard<std::mutex> lock(mutex_);
   size_t n = 0;
@@ -183,7 +195,11 @@ X509* RootCertificates::AddMatching(X509_STORE* store, const X509_NAME* name) {
       e.tried = true;
       ERR_set_mark();
       const unsigned char* p = reinterpret_cast<const unsigned char*>(e.der.data());
-      e.cert.reset(d2i_X509(nullptr, &p, static_cast<long>(e.der.size())));
+      long len = static_cast<long>(e.der.size());
+      // d2i_X509_AUX reads a plain certificate as well: what follows one, if
+      // anything, is its trust settings.
+      e.cert.reset(blocks_ == Blocks::kWithTrustSettings ? d2i_X509_AUX(nullptr, &p, len)
+                                                         : d2i_X509(nullptr, &p, len));
       ERR_pop_to_mark();
     }
     if (!e.cert) continue;

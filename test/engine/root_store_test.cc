@@ -1,13 +1,17 @@
-// The default trust store decoded on demand (src/engine/root_store.h):
-// verification finds every root it needs, decodes only those, and trusts
-// nothing that is not in the list.
+// Trusted certificates decoded on demand (src/engine/root_store.h), as the
+// default trust store and the `ca` option use them: verification finds
+// every root it needs, decodes only those, and trusts nothing that is not
+// in the list.
 #include "../../src/engine/root_store.h"
 
 #include <openssl/pem.h>
 #include <openssl/x509_vfy.h>
+#include <openssl/x509v3.h>
 
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "harness.h"
 #include "pair.h"
@@ -36,14 +40,15 @@ X509Ptr Cert(const char* name) {
 }
 
 // X509_V_OK, or why `leaf` (with `untrusted` intermediates) does not verify
-// against `store`.
-int Verify(X509_STORE* store, const char* leaf, const char* untrusted = nullptr) {
+// against `store` (for `purpose`, if given, as a TLS client checks a server).
+int Verify(X509_STORE* store, const char* leaf, const char* untrusted = nullptr, int purpose = 0) {
   X509Ptr cert = Cert(leaf);
   tlswrap::X509StackPtr chain(sk_X509_new_null());
   if (untrusted != nullptr) sk_X509_push(chain.get(), Cert(untrusted).release());
   std::unique_ptr<X509_STORE_CTX, void (*)(X509_STORE_CTX*)> ctx(X509_STORE_CTX_new(),
                                                                  X509_STORE_CTX_free);
   CHECK(X509_STORE_CTX_init(ctx.get(), store, cert.get(), chain.get()) == 1);
+  if (purpose != 0) CHECK(X509_STORE_CTX_set_purpose(ctx.get(), purpose) == 1);
   int ok = X509_verify_cert(ctx.get());
   int err = X509_STORE_CTX_get_error(ctx.get());
   ERR_clear_error();
@@ -132,6 +137,48 @@ TEST(roots_skip_trusted_certificate_blocks) {
   X509StorePtr store = StoreWith(roots);
   CHECK_EQ(Verify(store.get(), "server-cert.pem"), X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY);
   CHECK_EQ(Verify(store.get(), "twin-leaf-cert.pem"), X509_V_OK);
+}
+
+TEST(roots_with_trust_settings_read_trusted_certificate_blocks) {
+  // The `ca` option's reading (PEM_read_bio_X509_AUX's): the TRUSTED
+  // CERTIFICATE block is read with its trust settings, so the test CA,
+  // rejected for server authentication, does not vouch for a server.
+  std::string texts = ReadFixture("ca-trusted-form.pem") + ReadFixture("twin-ca-cert.pem");
+  auto roots = RootCertificates::FromPems({texts}, RootCertificates::Blocks::kWithTrustSettings);
+  CHECK_EQ(roots->size(), 2u);
+  X509StorePtr store = StoreWith(roots);
+  CHECK(Verify(store.get(), "server-cert.pem", nullptr, X509_PURPOSE_SSL_SERVER) != X509_V_OK);
+  CHECK_EQ(Verify(store.get(), "twin-leaf-cert.pem", nullptr, X509_PURPOSE_SSL_SERVER), X509_V_OK);
+  // It is trusted for what it is not rejected for.
+  CHECK_EQ(Verify(store.get(), "server-cert.pem"), X509_V_OK);
+  bool found_rejected = false;
+  STACK_OF(X509_OBJECT)* objects = X509_STORE_get0_objects(store.get());
+  for (int i = 0; i < sk_X509_OBJECT_num(objects); i++) {
+    X509* cert = X509_OBJECT_get0_X509(sk_X509_OBJECT_value(objects, i));
+    if (cert != nullptr && X509_check_trust(cert, NID_server_auth, 0) == X509_TRUST_REJECTED) {
+      found_rejected = true;
+    }
+  }
+  CHECK(found_rejected);
+}
+
+TEST(roots_subjects_in_reading_order) {
+  // Sorted for lookups, but named in the order given: a server's list of
+  // acceptable client CAs follows its `ca` option.
+  auto roots =
+      RootCertificates::FromPems({ReadFixture("selfsigned-cert.pem") + ReadFixture("ca-cert.pem"),
+                                  ReadFixture("other-cert.pem"), ReadFixture("twin-ca-cert.pem")});
+  std::vector<std::string> names;
+  for (const X509_NAME* name : roots->SubjectsInOrder()) {
+    char line[256];
+    CHECK(X509_NAME_oneline(name, line, sizeof line) != nullptr);
+    names.push_back(line);
+  }
+  CHECK_EQ(names.size(), 4u);
+  CHECK(names[0] == "/CN=localhost/O=selfsigned");
+  CHECK(names[1] == "/CN=tlswrap test CA/O=tlswrap");
+  CHECK(names[2] == "/CN=other.example/O=tlswrap");
+  CHECK(names[3] == "/CN=tlswrap test CA/O=tlswrap");
 }
 
 TEST(roots_attached_twice_and_shared_by_stores) {

@@ -152,7 +152,7 @@ const MUTATIONS = [
     'a TRUSTED CERTIFICATE block in `ca` is decoded without its trust settings (trusted for what it rejects)'],
   ['ca-list-first-text-only', 'src/binding/secure_context.cc',
     'for (uint32_t i = 0; i < list.Length(); i++) texts.push_back(TextOf(list.Get(i)));',
-    'if (list.Length() > 0) texts.push_back(TextOf(list.Get(0)));',
+    'if (list.Length() > 0) texts.push_back(TextOf(list.Get(0u)));',
     'only the first entry of a `ca` array is trusted'],
   ['ca-no-client-names', 'src/engine/context_config.cc',
     '  if (set->size() == 0) return true;',

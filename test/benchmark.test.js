@@ -79,6 +79,16 @@ describe('benchmark scripts', function () {
         assert.strictEqual(r.authorized, true);
         assert.strictEqual(r.extraCaCerts, true);
       });
+
+      it(`first-connection.js ca=list runs under ${name}, impl=${impl}: authorized by the test CA among the roots`,
+        async () => {
+          const env = { ...process.env };
+          delete env.NODE_EXTRA_CA_CERTS;
+          const r = await runBench(exe, 'first-connection.js', [`impl=${impl}`, 'ca=list'], env);
+          assert.strictEqual(r.ca, 'list');
+          assert.strictEqual(r.authorized, true);
+          assert.ok(r.nextContextMs > 0, JSON.stringify(r));
+        });
     }
   }
 });

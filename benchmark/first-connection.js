@@ -1,3 +1,5 @@
+'use strict';
+
 // What a process pays for its first TLS connection: start-up, loading the
 // module, a server's context, a client's context and one handshake. One
 // measurement per process; run it several times per impl, alternating, as a

@@ -11,9 +11,7 @@ const path = require('node:path');
 const tls = require('node:tls');
 const { X509Certificate } = require('node:crypto');
 const { execFile } = require('node:child_process');
-const { fixtures, tlswrap, builtin, serverOptions, clientOptions, listen, closeServer } = require('./common');
-
-const fixture = (name) => fs.readFileSync(path.join(__dirname, 'fixtures', name));
+const { fixture, fixtures, tlswrap, builtin, serverOptions, clientOptions, listen, closeServer } = require('./common');
 
 // Runs `fn(server, port)` against a listening tlswrap server, then closes it.
 async function withServer(opts, fn) {

@@ -11,6 +11,7 @@
         "src/binding/tls_wrap_delegate.cc",
         "src/binding/tls_wrap_info.cc",
         "src/binding/tls_wrap_transport.cc",
+        "src/engine/cert_compression.cc",
         "src/engine/cipher_buffer.cc",
         "src/engine/context_config.cc",
         "src/engine/engine.cc",

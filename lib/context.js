@@ -8,7 +8,7 @@ const { inspect } = require('node:util');
 const binding = require('./binding');
 const { defaultStore } = require('./ca');
 const defaults = require('./defaults');
-const { codedError, invalidArgType } = require('./errors');
+const { codedError, invalidArgInstance, invalidArgType } = require('./errors');
 
 const { TLS1_VERSION, TLS1_1_VERSION, TLS1_2_VERSION, TLS1_3_VERSION } = binding.constants;
 
@@ -172,6 +172,11 @@ function configure(sc, options) {
     }
   }
 
+  // Checked where node:tls checks it (after the key), but the certificates
+  // are compressed last, once a pfx has had its turn too.
+  const compress = certificateCompression(options.certificateCompression, sc._max);
+  if (compress !== null) context.setCertificateCompression(compress);
+
   if (typeof ecdhCurve !== 'string') throw invalidArgType('options.ecdhCurve', 'string', ecdhCurve);
   context.setECDHCurve(ecdhCurve);
 
@@ -228,6 +233,38 @@ function configure(sc, options) {
     context.setSessionCacheSize(sessionCacheSize);
   }
   if (options.honorCipherOrder) context.setOptions(SSL_OP_CIPHER_SERVER_PREFERENCE);
+  if (compress !== null) context.compressCertificates();
+}
+
+// certificateCompression (RFC 8879), where the running node:tls has it
+// (Node 24.19+): names in preference order -> RFC 8879 codes, or null for
+// "off" (absent or empty), as node checks it; the compressed Certificate
+// message exists only in TLS 1.3, so a range without it is an error. Older
+// node:tls ignores the option, and so does tlswrap there.
+const certCompressionCodes = { zlib: 1, brotli: 2, zstd: 3 };
+const hasCertCompression = 'getCertificateCompressionAlgorithms' in require('node:tls');
+function certificateCompression(value, maxVersion) {
+  if (!hasCertCompression || value === undefined || value === null) return null;
+  const name = 'options.certificateCompression';
+  if (!Array.isArray(value)) throw invalidArgInstance(name, 'Array', value);
+  if (value.length > 3) {
+    throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE',
+                     `The property '${name}' can specify at most 3 algorithms. Received ${inspect(value)}`);
+  }
+  const codes = value.map((alg, i) => {
+    const code = typeof alg === 'string' && Object.hasOwn(certCompressionCodes, alg) ? certCompressionCodes[alg] : 0;
+    if (code === 0) {
+      throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE',
+                       `The property '${name}[${i}]' must be 'zlib', 'brotli', or 'zstd'. Received ${inspect(alg)}`);
+    }
+    return code;
+  });
+  if (codes.length === 0) return null;
+  if (maxVersion !== 0 && maxVersion < TLS1_3_VERSION) {
+    throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE',
+                     'certificateCompression requires a TLS protocol range that includes TLSv1.3');
+  }
+  return codes;
 }
 
 // From OpenSSL's ssl.h (also in require('node:crypto').constants).

@@ -30,6 +30,13 @@ function invalidArgType(name, expected, value) {
                     `The "${name}" ${what} must be of type ${list}.${describe(value)}`);
 }
 
+// node's validateArray and friends: "must be an instance of Array".
+function invalidArgInstance(name, ctor, value) {
+  const what = name.includes('.') ? 'property' : 'argument';
+  return codedError(TypeError, 'ERR_INVALID_ARG_TYPE',
+                    `The "${name}" ${what} must be an instance of ${ctor}.${describe(value)}`);
+}
+
 function outOfRange(name, range, value) {
   return codedError(RangeError, 'ERR_OUT_OF_RANGE',
                     `The value of "${name}" is out of range. It must be ${range}. Received ${inspect(value)}`);
@@ -42,4 +49,4 @@ function validateInteger(value, name, min, max) {
   if (value < min || value > max) throw outOfRange(name, `>= ${min} && <= ${max}`, value);
 }
 
-module.exports = { codedError, invalidArgType, outOfRange, validateInteger };
+module.exports = { codedError, invalidArgInstance, invalidArgType, outOfRange, validateInteger };

@@ -54,11 +54,11 @@ Object.defineProperty(module.exports, 'rootCertificates', {
 if ('getCACertificates' in nodeTls) module.exports.getCACertificates = getCACertificates;
 if ('setDefaultCACertificates' in nodeTls) module.exports.setDefaultCACertificates = setDefaultCACertificates;
 
-// Certificate compression (RFC 8879, the certificateCompression option) is not
-// implemented: no algorithm can be offered, which feature tests read as such.
+// The certificateCompression option's algorithms: those of the OpenSSL that
+// node:tls and tlswrap share.
 if ('getCertificateCompressionAlgorithms' in nodeTls) {
   module.exports.getCertificateCompressionAlgorithms = function getCertificateCompressionAlgorithms() {
-    return [];
+    return nodeTls.getCertificateCompressionAlgorithms();
   };
 }
 

@@ -181,6 +181,7 @@ class Server extends net.Server {
       ticketKeys: this.ticketKeys,
       ticketKeyRotation: options.ticketKeyRotation,
       sessionCacheSize: options.sessionCacheSize,
+      certificateCompression: options.certificateCompression,
     });
   }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "addon.h"
+#include "engine/cert_compression.h"
 #include "engine/context_config.h"
 #include "engine/engine.h"
 #include "errors.h"
@@ -42,33 +43,36 @@ std::string OptionalString(const Napi::Value& value) {
 }  // namespace
 
 Napi::Function SecureContext::Init(Napi::Env env) {
-  return DefineClass(env, "SecureContext",
-                     {
-                         InstanceMethod<&SecureContext::SetMinProto>("setMinProto"),
-                         InstanceMethod<&SecureContext::SetMaxProto>("setMaxProto"),
-                         InstanceMethod<&SecureContext::SetKey>("setKey"),
-                         InstanceMethod<&SecureContext::SetCert>("setCert"),
-                         InstanceMethod<&SecureContext::AddCACert>("addCACert"),
-                         InstanceMethod<&SecureContext::AddCRL>("addCRL"),
-                         InstanceMethod<&SecureContext::UseDefaultRoots>("useDefaultRoots"),
-                         InstanceMethod<&SecureContext::LoadPKCS12>("loadPKCS12"),
-                         InstanceMethod<&SecureContext::SetCiphers>("setCiphers"),
-                         InstanceMethod<&SecureContext::SetCipherSuites>("setCipherSuites"),
-                         InstanceMethod<&SecureContext::SetPartialChain>("setPartialChain"),
-                         InstanceMethod<&SecureContext::SetDHParam>("setDHParam"),
-                         InstanceMethod<&SecureContext::SetECDHCurve>("setECDHCurve"),
-                         InstanceMethod<&SecureContext::SetSigalgs>("setSigalgs"),
-                         InstanceMethod<&SecureContext::SetSessionIdContext>("setSessionIdContext"),
-                         InstanceMethod<&SecureContext::SetSessionTimeout>("setSessionTimeout"),
-                         InstanceMethod<&SecureContext::SetSessionCacheSize>("setSessionCacheSize"),
-                         InstanceMethod<&SecureContext::SetOptions>("setOptions"),
-                         InstanceMethod<&SecureContext::SetTicketKeys>("setTicketKeys"),
-                         InstanceMethod<&SecureContext::GetTicketKeys>("getTicketKeys"),
-                         InstanceMethod<&SecureContext::SetTicketRotation>("setTicketRotation"),
-                         InstanceMethod<&SecureContext::GetCertificate>("getCertificate"),
-                         InstanceMethod<&SecureContext::GetIssuer>("getIssuer"),
-                         InstanceMethod<&SecureContext::Close>("close"),
-                     });
+  return DefineClass(
+      env, "SecureContext",
+      {
+          InstanceMethod<&SecureContext::SetMinProto>("setMinProto"),
+          InstanceMethod<&SecureContext::SetMaxProto>("setMaxProto"),
+          InstanceMethod<&SecureContext::SetKey>("setKey"),
+          InstanceMethod<&SecureContext::SetCert>("setCert"),
+          InstanceMethod<&SecureContext::AddCACert>("addCACert"),
+          InstanceMethod<&SecureContext::AddCRL>("addCRL"),
+          InstanceMethod<&SecureContext::UseDefaultRoots>("useDefaultRoots"),
+          InstanceMethod<&SecureContext::LoadPKCS12>("loadPKCS12"),
+          InstanceMethod<&SecureContext::SetCiphers>("setCiphers"),
+          InstanceMethod<&SecureContext::SetCipherSuites>("setCipherSuites"),
+          InstanceMethod<&SecureContext::SetPartialChain>("setPartialChain"),
+          InstanceMethod<&SecureContext::SetDHParam>("setDHParam"),
+          InstanceMethod<&SecureContext::SetECDHCurve>("setECDHCurve"),
+          InstanceMethod<&SecureContext::SetSigalgs>("setSigalgs"),
+          InstanceMethod<&SecureContext::SetCertificateCompression>("setCertificateCompression"),
+          InstanceMethod<&SecureContext::CompressCertificates>("compressCertificates"),
+          InstanceMethod<&SecureContext::SetSessionIdContext>("setSessionIdContext"),
+          InstanceMethod<&SecureContext::SetSessionTimeout>("setSessionTimeout"),
+          InstanceMethod<&SecureContext::SetSessionCacheSize>("setSessionCacheSize"),
+          InstanceMethod<&SecureContext::SetOptions>("setOptions"),
+          InstanceMethod<&SecureContext::SetTicketKeys>("setTicketKeys"),
+          InstanceMethod<&SecureContext::GetTicketKeys>("getTicketKeys"),
+          InstanceMethod<&SecureContext::SetTicketRotation>("setTicketRotation"),
+          InstanceMethod<&SecureContext::GetCertificate>("getCertificate"),
+          InstanceMethod<&SecureContext::GetIssuer>("getIssuer"),
+          InstanceMethod<&SecureContext::Close>("close"),
+      });
 }
 
 SecureContext* SecureContext::FromValue(Napi::Value value) {
@@ -112,6 +116,7 @@ SecureContext::SecureContext(const Napi::CallbackInfo& info)
     ThrowCryptoError(env, "could not generate session ticket keys");
   }
   SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, TicketKeyCallback);
+  cert_compression::Disable(ctx);
   Engine::ConfigureContext(ctx);
   Napi::MemoryManagement::AdjustExternalMemory(env, kExternalSize);
   external_reported_ = true;
@@ -445,6 +450,30 @@ void SecureContext::SetSigalgs(const Napi::CallbackInfo& info) {
   std::string sigalgs = info[0].ToString().Utf8Value();
   if (SSL_CTX_set1_sigalgs_list(Live(), sigalgs.c_str()) != 1) {
     ThrowCodedError(info.Env(), "ERR_CRYPTO_OPERATION_FAILED", "Failed to set sigalgs");
+  }
+}
+
+// RFC 8879 codes, most preferred first (lib/context.js checks the names).
+void SecureContext::SetCertificateCompression(const Napi::CallbackInfo& info) {
+  ErrorQueueGuard guard;
+  SSL_CTX* ctx = Live();
+  auto list = info[0].As<Napi::Array>();
+  const uint32_t count = list.Length();
+  if (count > cert_compression::kMaxAlgorithms) {
+    throw Napi::TypeError::New(info.Env(), "Too many certificate compression algorithms");
+  }
+  int algs[cert_compression::kMaxAlgorithms];
+  for (uint32_t i = 0; i < count; i++) algs[i] = list.Get(i).As<Napi::Number>().Int32Value();
+  if (!cert_compression::Enable(ctx, algs, count)) {
+    ThrowCodedError(info.Env(), "ERR_CRYPTO_OPERATION_FAILED",
+                    "Failed to set certificate compression preference");
+  }
+}
+
+void SecureContext::CompressCertificates(const Napi::CallbackInfo& info) {
+  ErrorQueueGuard guard;
+  if (!cert_compression::Compress(Live())) {
+    ThrowCodedError(info.Env(), "ERR_CRYPTO_OPERATION_FAILED", "Failed to compress certificates");
   }
 }
 

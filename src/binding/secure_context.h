@@ -46,6 +46,10 @@ class SecureContext : public Napi::ObjectWrap<SecureContext> {
   Napi::Value SetDHParam(const Napi::CallbackInfo& info);
   void SetECDHCurve(const Napi::CallbackInfo& info);
   void SetSigalgs(const Napi::CallbackInfo& info);
+  void SetCertificateCompression(const Napi::CallbackInfo& info);
+  // What the peer is sent compressed must be compressed ahead of time, once
+  // the certificates are set (OpenSSL does not compress during a handshake).
+  void CompressCertificates(const Napi::CallbackInfo& info);
   void SetSessionIdContext(const Napi::CallbackInfo& info);
   void SetSessionTimeout(const Napi::CallbackInfo& info);
   void SetSessionCacheSize(const Napi::CallbackInfo& info);

@@ -2,6 +2,7 @@
 // (renegotiation, tickets, ALPN, verification, PSK, the certificate pause,
 // OCSP, tracing, sessions). Each takes effect from the next Step(); the
 // pump is in engine.cc.
+#include "cert_compression.h"
 #include "engine.h"
 
 namespace tlswrap {
@@ -106,7 +107,7 @@ bool Engine::UseKeyCert(SSL_CTX* ctx) {
   ErrorQueueGuard guard;
   SSL_certs_clear(ssl());
   if (SSL_use_certificate(ssl(), cert) != 1 || SSL_use_PrivateKey(ssl(), key) != 1 ||
-      SSL_set1_chain(ssl(), chain) != 1) {
+      SSL_set1_chain(ssl(), chain) != 1 || !cert_compression::CopyCompressed(ctx, ssl())) {
     return false;
   }
   // Client certificates are checked against the chosen context's CAs, and a

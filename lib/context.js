@@ -251,14 +251,16 @@ function certificateCompression(value, maxVersion) {
     throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE',
                      `The property '${name}' can specify at most 3 algorithms. Received ${inspect(value)}`);
   }
-  const codes = value.map((alg, i) => {
+  const codes = [];
+  for (let i = 0; i < value.length; i++) {
+    const alg = value[i]; // a hole reads as undefined, and is refused
     const code = typeof alg === 'string' && Object.hasOwn(certCompressionCodes, alg) ? certCompressionCodes[alg] : 0;
     if (code === 0) {
       throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE',
                        `The property '${name}[${i}]' must be 'zlib', 'brotli', or 'zstd'. Received ${inspect(alg)}`);
     }
-    return code;
-  });
+    codes.push(code);
+  }
   if (codes.length === 0) return null;
   if (maxVersion !== 0 && maxVersion < TLS1_3_VERSION) {
     throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE',

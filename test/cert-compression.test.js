@@ -166,6 +166,9 @@ describe('certificate compression', function () {
          "Received [ 'zlib', 'brotli', 'zstd', 'zlib' ]"],
         [['zlib', 'ZLIB'], TypeError, 'ERR_INVALID_ARG_VALUE',
          "The property 'options.certificateCompression[1]' must be 'zlib', 'brotli', or 'zstd'. Received 'ZLIB'"],
+        // A hole reads as undefined.
+        [[, 'zlib'], TypeError, 'ERR_INVALID_ARG_VALUE',
+         "The property 'options.certificateCompression[0]' must be 'zlib', 'brotli', or 'zstd'. Received undefined"],
         [[1], TypeError, 'ERR_INVALID_ARG_VALUE',
          "The property 'options.certificateCompression[0]' must be 'zlib', 'brotli', or 'zstd'. Received 1"],
         [['zstd', 'zstd'], Error, 'ERR_CRYPTO_OPERATION_FAILED', 'Failed to set certificate compression preference'],

@@ -1,0 +1,127 @@
+'use strict';
+
+// Instructions an HTTPS server executes per keep-alive request, node:https
+// against tlswrap/https, counted by valgrind (callgrind): a measure that the
+// machine's noise does not move, for cells where requests/s differ by less
+// than their run-to-run spread (the h1 rows of `compare.js --https`).
+//
+//   node benchmark/https-instructions.js [size=1024] [concurrency=1]
+//     [requests=10000] [impls=builtin,tlswrap]
+//
+// For each impl, the server runs twice under callgrind (Linux, valgrind
+// installed), serving `requests` and then 3 x `requests` requests of a
+// `size`-byte body to a node:https client in a child process that valgrind
+// does not follow (`concurrency` keep-alive connections, one request in
+// flight on each). The difference of the two totals over the extra requests
+// cancels start-up, module loading and the first JIT tiers; what is left is
+// the steady per-request cost, JIT compilation included, on every thread of
+// the server process. Kernel work (system calls, TCP) is not counted. About
+// 3 minutes per impl at the defaults. Prints one JSON line per impl, then
+// one with the ratio tlswrap / builtin.
+//
+// role=server and role=client are the two halves, started by this script.
+
+const { execFileSync, fork } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const common = require('./common.js');
+
+const { opts } = common.setup({
+  role: 'driver',
+  impl: 'tlswrap',
+  impls: 'builtin,tlswrap',
+  size: 1024,
+  concurrency: 1,
+  requests: 10000,
+  port: 0,
+}, (o) => {
+  common.checkInt(o, 'size', 0);
+  common.checkInt(o, 'concurrency', 1);
+  common.checkInt(o, 'requests', 1);
+});
+
+const tlsOpts = common.tlsOptions('TLSv1.3', 'AES-256-GCM');
+
+if (opts.role === 'server') runServer();
+else if (opts.role === 'client') runClient();
+else runDriver();
+
+// Serves until the client child has made its requests, then exits.
+function runServer() {
+  const https = opts.impl === 'builtin' ? require('node:https') : require('../lib/https.js');
+  const body = Buffer.alloc(opts.size, 'b');
+  const server = https.createServer(tlsOpts.server, (req, res) => {
+    res.setHeader('content-length', opts.size);
+    res.end(body);
+  });
+  server.listen(0, '127.0.0.1', () => {
+    const args = [`role=client`, `port=${server.address().port}`, `requests=${opts.requests}`,
+      `concurrency=${opts.concurrency}`, `size=${opts.size}`];
+    const client = fork(__filename, args, { execArgv: [] });
+    client.on('exit', (code) => {
+      if (code !== 0) process.exitCode = 1;
+      server.close();
+      server.closeAllConnections();
+    });
+  });
+}
+
+function runClient() {
+  const https = require('node:https');
+  const agent = new https.Agent({ keepAlive: true, maxSockets: opts.concurrency });
+  let started = 0;
+  let done = 0;
+  const one = () => {
+    if (started === opts.requests) return;
+    started++;
+    const req = https.get({ ...tlsOpts.client, agent, port: opts.port, path: '/' }, (res) => {
+      let bytes = 0;
+      res.on('data', (d) => { bytes += d.length; });
+      res.on('end', () => {
+        if (bytes !== opts.size) common.fail(new Error(`body of ${bytes} bytes, ${opts.size} expected`));
+        if (++done === opts.requests) agent.destroy();
+        else one();
+      });
+    });
+    req.on('error', common.fail);
+  };
+  for (let i = 0; i < opts.concurrency; i++) one();
+}
+
+// Total instructions of one server process under callgrind.
+function countInstructions(impl, requests) {
+  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tlswrap-cg-')), 'callgrind.out');
+  try {
+    execFileSync('valgrind', ['--tool=callgrind', `--callgrind-out-file=${out}`, process.execPath, __filename,
+      'role=server', `impl=${impl}`, `requests=${requests}`, `size=${opts.size}`,
+      `concurrency=${opts.concurrency}`], { stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
+    const text = fs.readFileSync(out, 'utf8');
+    const m = /^(?:summary|totals): (\d+)/m.exec(text);
+    if (!m) throw new Error('no instruction total in callgrind output');
+    return Number(m[1]);
+  } finally {
+    fs.rmSync(path.dirname(out), { recursive: true, force: true });
+  }
+}
+
+function runDriver() {
+  try {
+    execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+  } catch {
+    common.fail(new Error('valgrind is not installed (apt-get install valgrind)'));
+  }
+  const perRequest = {};
+  for (const impl of opts.impls.split(',')) {
+    const short = countInstructions(impl, opts.requests);
+    const long = countInstructions(impl, 3 * opts.requests);
+    perRequest[impl] = (long - short) / (2 * opts.requests);
+    console.log(JSON.stringify({
+      impl, size: opts.size, concurrency: opts.concurrency, requests: opts.requests,
+      instructionsPerRequest: Math.round(perRequest[impl]), ...common.runtimeInfo(),
+    }));
+  }
+  if (perRequest.builtin && perRequest.tlswrap) {
+    console.log(JSON.stringify({ ratio: 'tlswrap/builtin', instructions: +(perRequest.tlswrap / perRequest.builtin).toFixed(3) }));
+  }
+}

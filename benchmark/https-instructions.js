@@ -19,7 +19,8 @@
 // 3 minutes per impl at the defaults. Prints one JSON line per impl, then
 // one with the ratio tlswrap / builtin.
 //
-// role=server and role=client are the two halves, started by this script.
+// role=server and role=client are the two halves, started by this script;
+// `role=server impl=<impl> requests=<n>` alone serves n requests, untimed.
 
 const { execFileSync, fork } = require('node:child_process');
 const fs = require('node:fs');
@@ -61,6 +62,7 @@ function runServer() {
     const client = fork(__filename, args, { execArgv: [] });
     client.on('exit', (code) => {
       if (code !== 0) process.exitCode = 1;
+      else console.log(JSON.stringify({ bench: 'https-instructions', role: 'server', impl: opts.impl, requests: opts.requests }));
       server.close();
       server.closeAllConnections();
     });

@@ -80,6 +80,16 @@ describe('benchmark scripts', function () {
         assert.strictEqual(r.extraCaCerts, true);
       });
 
+      if (name === 'node') {
+        it(`https-instructions.js's server and client run, impl=${impl}`, async () => {
+          // Only the halves: the instruction count itself needs valgrind
+          // and minutes.
+          const r = await runBench(exe, 'https-instructions.js', ['role=server', `impl=${impl}`, 'requests=20',
+            'concurrency=2']);
+          assert.deepStrictEqual(r, { bench: 'https-instructions', role: 'server', impl, requests: 20 });
+        });
+      }
+
       it(`first-connection.js ca=list runs under ${name}, impl=${impl}: authorized by the test CA among the roots`,
         async () => {
           const env = { ...process.env };

@@ -47,8 +47,8 @@ class SecureContext : public Napi::ObjectWrap<SecureContext> {
   void SetECDHCurve(const Napi::CallbackInfo& info);
   void SetSigalgs(const Napi::CallbackInfo& info);
   void SetCertificateCompression(const Napi::CallbackInfo& info);
-  // What the peer is sent compressed must be compressed ahead of time, once
-  // the certificates are set (OpenSSL does not compress during a handshake).
+  // OpenSSL sends a certificate compressed only in a form made ahead of
+  // time: called once the certificates (key, cert, pfx) are set.
   void CompressCertificates(const Napi::CallbackInfo& info);
   void SetSessionIdContext(const Napi::CallbackInfo& info);
   void SetSessionTimeout(const Napi::CallbackInfo& info);

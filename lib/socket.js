@@ -22,6 +22,10 @@ const { addHandshakeEvents } = require('./handshake_events');
 const { enablePsk } = require('./psk');
 const { traceOption, wantsOCSPRequest } = require('./ocsp');
 
+// Chunks of one write passed to the handle as arguments, at most; more go as
+// their Array (a call's arguments live on the stack).
+const kMaxSpreadChunks = 64;
+
 // The engine's event codes (src/engine/events.h, exported by the addon).
 const {
   handshakeStart: kHandshakeStart,
@@ -534,8 +538,14 @@ class TLSSocket extends net.Socket {
     this._bytesWritten += bytes;
     this._writeCallback = cb;
     this._writeQueueSize = bytes;
-    // True: the write is already complete (no writeDone event follows).
-    if (this._handle.writev(buffers, ++this._writeId) && this._writeCallback === cb) {
+    // True: the write is already complete (no writeDone event follows). A
+    // few chunks go as arguments, which the addon reads cheaper than an
+    // Array's elements; many (a corked stream) as the Array.
+    const id = ++this._writeId;
+    let done;
+    if (!Array.isArray(buffers) || buffers.length > kMaxSpreadChunks) done = this._handle.writev(id, buffers);
+    else done = this._handle.writev(id, ...buffers);
+    if (done && this._writeCallback === cb) {
       this._writeCallback = null;
       this._writeQueueSize = 0;
       cb();

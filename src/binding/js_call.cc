@@ -5,6 +5,7 @@ namespace tlswrap {
 JsCallResult CallJs(Napi::Env env, Napi::Object recv, const Napi::FunctionReference& fn,
                     std::initializer_list<napi_value> args, napi_async_context context,
                     Napi::Value* result) {
+  NoteJsEntry();
   napi_value out = nullptr;
   napi_status status =
       napi_make_callback(env, context, recv, fn.Value(), args.size(), args.begin(), &out);

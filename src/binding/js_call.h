@@ -7,9 +7,19 @@
 
 #include <napi.h>
 
+#include <cstdint>
 #include <initializer_list>
 
 namespace tlswrap {
+
+// How many times native code on this thread has called into JavaScript.
+// Every such call bumps it first (CallJs and the few direct calls). Memory
+// read from a JS ArrayBuffer stays valid while the count is unchanged and
+// the native call that read it has not returned: only JavaScript detaches.
+inline thread_local uint64_t js_entries = 0;
+inline void NoteJsEntry() {
+  ++js_entries;
+}
 
 enum class JsCallResult { kOk, kEnvironmentStopping };
 

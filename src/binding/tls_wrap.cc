@@ -156,8 +156,19 @@ void TLSWrap::CiphertextFlushed(const Napi::CallbackInfo& /*info*/) {
 Napi::Value TLSWrap::Writev(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (dead()) return Napi::Boolean::New(env, false);
-  auto id = static_cast<uint64_t>(info[1].As<Napi::Number>().Int64Value());
-  engine_->Write(std::make_unique<JsWriteSource>(info[0]), id);
+  auto id = static_cast<uint64_t>(info[0].As<Napi::Number>().Int64Value());
+  engine_->Write(std::make_unique<JsWriteSource>(info, 1), id);
+  // However this call ends, a write the engine still holds keeps its chunks
+  // from here on (the pointers read above die with the call).
+  // The engine may be gone by then (destroyed from a callback).
+  struct PinOnReturn {
+    const std::unique_ptr<Engine>& engine;
+    uint64_t id;
+    ~PinOnReturn() {
+      WriteSource* left = engine ? engine->QueuedWrite(id) : nullptr;
+      if (left != nullptr) static_cast<JsWriteSource*>(left)->Pin();
+    }
+  } pin{engine_, id};
   if (depth_ > 0) {
     // The outer cycle picks the write up, unless it can go now: from the
     // handler of a batch of plaintext alone (a request's response), with
@@ -181,6 +192,7 @@ Napi::Value TLSWrap::Writev(const Napi::CallbackInfo& info) {
       if (thrown_) {
         Napi::Error second = std::move(*thrown_);
         thrown_.reset();
+        NoteJsEntry();
         napi_fatal_exception(env, second.Value());
       }
     }
@@ -370,6 +382,7 @@ void TLSWrap::Keep(const Napi::Error& error) {
     thrown_.emplace(error);
   } else {
     // Each is reported, as each would be from its own callback.
+    NoteJsEntry();
     napi_fatal_exception(Env(), error.Value());
   }
 }

@@ -53,7 +53,10 @@ char* TLSWrap::ClearBuffer(size_t want, size_t* cap) {
   // onread: decrypt straight into the user's buffer.
   try {
     Napi::Value given = read_buffer_.Value();
-    if (given.IsFunction()) given = given.As<Napi::Function>().Call({});
+    if (given.IsFunction()) {
+      NoteJsEntry();
+      given = given.As<Napi::Function>().Call({});
+    }
     if (!given.IsTypedArray()) {
       throw Napi::TypeError::New(env, "onread.buffer must be a Buffer or a function returning one");
     }

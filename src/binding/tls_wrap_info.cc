@@ -6,6 +6,7 @@
 
 #include "addon.h"
 #include "errors.h"
+#include "js_call.h"
 #include "secure_context.h"
 #include "tls_wrap.h"
 
@@ -428,6 +429,7 @@ Napi::Value TLSWrap::RunInAsyncContext(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!async_context_ || !info[0].IsFunction()) return env.Undefined();
   napi_value result = nullptr;
+  NoteJsEntry();
   napi_status status = napi_make_callback(env, static_cast<napi_async_context>(*async_context_),
                                           Value(), info[0], 0, nullptr, &result);
   if (status != napi_ok) return env.Undefined();  // fn's exception stays pending

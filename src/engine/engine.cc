@@ -150,6 +150,13 @@ bool Engine::TakeFlushedWrite(uint64_t id) {
   return true;
 }
 
+WriteSource* Engine::QueuedWrite(uint64_t id) {
+  for (PendingWrite& w : writes_) {
+    if (w.id == id) return w.source.get();
+  }
+  return nullptr;
+}
+
 bool Engine::WantsInput() const {
   return !dead() && reading_ && !replies_blocked();
 }

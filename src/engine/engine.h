@@ -147,6 +147,9 @@ class Engine {
   // Completes write `id` now, if it is the oldest write and its ciphertext
   // is flushed, rather than as a kWriteDone event of a later Step().
   bool TakeFlushedWrite(uint64_t id);
+  // The source of write `id` while the engine still holds it (not all of it
+  // encrypted yet), else null.
+  WriteSource* QueuedWrite(uint64_t id);
   // Work other than writes that Step() must order them against.
   bool control_pending() const {
     return kick_handshake_ || shutdown_ != CloseState::kNone || !events_.empty();

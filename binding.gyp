@@ -5,6 +5,7 @@
       "sources": [
         "src/binding/addon.cc",
         "src/binding/errors.cc",
+        "src/binding/idle_sweep.cc",
         "src/binding/js_call.cc",
         "src/binding/secure_context.cc",
         "src/binding/tls_wrap.cc",

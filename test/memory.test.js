@@ -175,3 +175,49 @@ describe('memory of small chunks', function () {
     });
   });
 });
+
+describe("OpenSSL's record buffers of an idle connection", function () {
+  // tlswrap frees them at the next tick of a per-environment timer after a
+  // connection goes idle (not at once: a keep-alive connection goes idle
+  // between every two requests). What is pinned here is that they do go.
+  const { makePair, pattern, closeServer } = require('./common');
+  const { once } = require('node:events');
+  const TICK_MS = 100;
+
+  it('are freed within a few ticks of going idle, on both ends, and again after more traffic', async function () {
+    if (builtin) this.skip(); // tlswrap's own bookkeeping
+    this.timeout(10000);
+    const { server, client, sock } = await makePair();
+    try {
+      const exchange = async (bytes) => {
+        let got = 0;
+        const done = new Promise((resolve) => {
+          const onData = (d) => {
+            got += d.length;
+            if (got === bytes) {
+              sock.off('data', onData);
+              resolve();
+            }
+          };
+          sock.on('data', onData);
+        });
+        client.write(pattern(bytes));
+        await done;
+        sock.write('ok');
+        await once(client, 'data');
+      };
+      const heldAfter = async (ms) => {
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        return [client._handle.recordBuffersHeld(), sock._handle.recordBuffersHeld()];
+      };
+      for (const bytes of [100, 256 * 1024]) {
+        await exchange(bytes);
+        assert.deepStrictEqual(await heldAfter(5 * TICK_MS), [false, false], `after ${bytes} bytes`);
+      }
+    } finally {
+      client.destroy();
+      sock.destroy();
+      await closeServer(server);
+    }
+  });
+});

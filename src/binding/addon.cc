@@ -88,6 +88,7 @@ Napi::Value DerOf(Napi::Env env, X509* cert) {
 Napi::Object InitModule(Napi::Env env, Napi::Object exports) {
   auto* data = new AddonData();
   env.SetInstanceData(data);  // node-addon-api deletes it at environment teardown
+  data->idle_sweep = std::make_shared<IdleSweep>(env);
   Napi::Function secure_context = SecureContext::Init(env);
   Napi::Function tls_wrap = TLSWrap::Init(env);
   data->secure_context_ctor = Napi::Persistent(secure_context);

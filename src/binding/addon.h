@@ -14,6 +14,7 @@
 #include "engine/block_pool.h"
 #include "engine/openssl_ptr.h"
 #include "engine/root_store.h"
+#include "idle_sweep.h"
 
 namespace tlswrap {
 
@@ -53,6 +54,9 @@ struct AddonData {
   size_t decoded_sessions_bytes = 0;
   // Ciphertext blocks for every connection of this environment.
   std::shared_ptr<BlockPool> block_pool = std::make_shared<BlockPool>();
+  // Frees idle connections' OpenSSL buffers; made at module init (it needs
+  // the env).
+  std::shared_ptr<IdleSweep> idle_sweep;
   // Small plaintext chunks (a request, a short message) are handed to JS as
   // slices of one shared Buffer, as node's Buffer pool does, instead of a
   // new ArrayBuffer each: that allocation was ~5% of a keep-alive request.

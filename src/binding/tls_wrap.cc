@@ -37,6 +37,9 @@ TLSWrap::TLSWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<TLSWrap>(inf
                                      static_cast<Engine::Delegate*>(this));
   if (!engine_->ok()) ThrowCryptoError(env, "SSL_new failed");
   engine_->SetSessionIdContext(sc->session_id_context());
+  idle_sweep_ = AddonData::Get(env)->idle_sweep;
+  engine_->SetFreeBuffersWhenIdle(false);
+  idle_entry_.engine = engine_.get();
   async_context_ =
       std::make_unique<Napi::AsyncContext>(env, "TLSWRAP", info.This().As<Napi::Object>());
 
@@ -48,6 +51,7 @@ TLSWrap::TLSWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<TLSWrap>(inf
 }
 
 TLSWrap::~TLSWrap() {
+  if (idle_sweep_) idle_sweep_->Remove(&idle_entry_);
   if (cleanup_hook_) napi_remove_env_cleanup_hook(Env(), CleanupHook, this);
 }
 
@@ -79,6 +83,7 @@ void TLSWrap::Release() {
   // The libuv handle stops calling back (no more reads into enc_in_) before
   // the engine that owns the buffers goes; it is freed in its close callback.
   if (native_ != nullptr && !native_closed_) native_->Close();
+  idle_sweep_->Remove(&idle_entry_);
   engine_.reset();
   on_data_.Reset();
   on_event_.Reset();
@@ -331,7 +336,10 @@ void TLSWrap::Cycle() {
         if (!more && !flushed) break;
       }
     } while (cycle_again_ && !dead());
-    if (!dead()) SyncReading();
+    if (!dead()) {
+      SyncReading();
+      if (!idle_sweep_->Add(&idle_entry_)) engine_->FreeIdleBuffers();
+    }
   }
   if (thrown_) {
     Napi::Error error = std::move(*thrown_);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "idle_sweep.h"
 #include "transport.h"
 #include "transport_uv.h"
 
@@ -88,6 +89,7 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   Napi::Value IsInitFinished(const Napi::CallbackInfo& info);
   Napi::Value RunInAsyncContext(const Napi::CallbackInfo& info);
   Napi::Value GetFd(const Napi::CallbackInfo& info);
+  Napi::Value RecordBuffersHeld(const Napi::CallbackInfo& info);
   void AsyncReset(const Napi::CallbackInfo& info);
 
   // Engine::Delegate.
@@ -138,6 +140,8 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   static void AsyncCleanupHook(napi_async_cleanup_hook_handle handle, void* arg);
 
   std::unique_ptr<Engine> engine_;
+  std::shared_ptr<IdleSweep> idle_sweep_;
+  IdleSweep::Entry idle_entry_;  // in idle_sweep_'s list while engine_ may hold buffers
   std::unique_ptr<Transport> transport_;
   UvTransport* native_ = nullptr;  // transport_, when it is the native one
   bool native_closed_ = false;

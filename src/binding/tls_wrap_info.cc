@@ -71,6 +71,7 @@ Napi::Function TLSWrap::Init(Napi::Env env) {
                          InstanceMethod<&TLSWrap::IsInitFinished>("isInitFinished"),
                          InstanceMethod<&TLSWrap::RunInAsyncContext>("runInAsyncContext"),
                          InstanceMethod<&TLSWrap::GetFd>("getFd"),
+                         InstanceMethod<&TLSWrap::RecordBuffersHeld>("recordBuffersHeld"),
                          InstanceMethod<&TLSWrap::AsyncReset>("resetAsyncContext"),
                      });
 }
@@ -434,6 +435,11 @@ Napi::Value TLSWrap::RunInAsyncContext(const Napi::CallbackInfo& info) {
                                           Value(), info[0], 0, nullptr, &result);
   if (status != napi_ok) return env.Undefined();  // fn's exception stays pending
   return Napi::Value(env, result);
+}
+
+// Whether OpenSSL may still hold record buffers (tests of the idle sweep).
+Napi::Value TLSWrap::RecordBuffersHeld(const Napi::CallbackInfo& info) {
+  return Napi::Boolean::New(info.Env(), !dead() && engine_->record_buffers_held());
 }
 
 // handle.fd, as node's: the connection's socket on the native transport;

@@ -147,6 +147,15 @@ class Engine {
   // Completes write `id` now, if it is the oldest write and its ciphertext
   // is flushed, rather than as a kWriteDone event of a later Step().
   bool TakeFlushedWrite(uint64_t id);
+  // Idle (nothing queued either way): OpenSSL's record buffers and the
+  // staging block go back to malloc, to be made again for the next record.
+  // Step() does it each time the connection goes idle, unless the embedder
+  // takes it over (SetFreeBuffersWhenIdle(false)) to do it less often.
+  void FreeIdleBuffers();
+  void SetFreeBuffersWhenIdle(bool free) { free_buffers_when_idle_ = free; }
+  // Whether OpenSSL may hold record buffers: it ran since they were last
+  // freed (tests).
+  bool record_buffers_held() const { return record_buffers_held_; }
   // The source of write `id` while the engine still holds it (not all of it
   // encrypted yet), else null.
   WriteSource* QueuedWrite(uint64_t id);
@@ -260,7 +269,6 @@ class Engine {
   void QueueEvent(EventType type, std::string payload = std::string(), uint64_t value = 0);
   void TakeEvents(Batch* out);
   bool CollectFlushedWrites(Batch* out);
-  void FreeIdleBuffers();
   bool replies_blocked() const {
     return transport_blocked_ && reply_backlog_ >= kReplyBacklogLimit;
   }
@@ -283,6 +291,8 @@ class Engine {
   // the retry does not depend on memory the embedder may lose meanwhile.
   std::vector<char> retry_;
   bool retrying_ = false;
+  bool free_buffers_when_idle_ = true;
+  bool record_buffers_held_ = false;
 
   std::vector<unsigned char> alpn_protos_;  // server: our preference list, wire format
   bool alpn_callback_ = false;

@@ -164,8 +164,8 @@ Napi::Value TLSWrap::Writev(const Napi::CallbackInfo& info) {
   auto id = static_cast<uint64_t>(info[0].As<Napi::Number>().Int64Value());
   engine_->Write(std::make_unique<JsWriteSource>(info, 1), id);
   // However this call ends, a write the engine still holds keeps its chunks
-  // from here on (the pointers read above die with the call).
-  // The engine may be gone by then (destroyed from a callback).
+  // from here on: the pointers read above die with the call. (The engine
+  // may be gone by then, destroyed from a callback.)
   struct PinOnReturn {
     const std::unique_ptr<Engine>& engine;
     uint64_t id;

@@ -151,8 +151,10 @@ bool Engine::TakeFlushedWrite(uint64_t id) {
 }
 
 WriteSource* Engine::QueuedWrite(uint64_t id) {
-  for (PendingWrite& w : writes_) {
-    if (w.id == id) return w.source.get();
+  // Newest first: the embedder asks about the write it has just made.
+  for (auto it = writes_.end(); it != writes_.begin();) {
+    --it;
+    if (it->id == id) return it->source.get();
   }
   return nullptr;
 }

@@ -21,6 +21,12 @@ inline void NoteJsEntry() {
   ++js_entries;
 }
 
+// Reports `error` as uncaught: 'uncaughtException' listeners run at once.
+inline void ReportUncaught(napi_env env, napi_value error) {
+  NoteJsEntry();
+  napi_fatal_exception(env, error);
+}
+
 enum class JsCallResult { kOk, kEnvironmentStopping };
 
 // Calls `fn` on `recv`. A JS exception is rethrown as a Napi::Error (the

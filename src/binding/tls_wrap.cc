@@ -197,8 +197,7 @@ Napi::Value TLSWrap::Writev(const Napi::CallbackInfo& info) {
       if (thrown_) {
         Napi::Error second = std::move(*thrown_);
         thrown_.reset();
-        NoteJsEntry();
-        napi_fatal_exception(env, second.Value());
+        ReportUncaught(env, second.Value());
       }
     }
     throw;
@@ -390,8 +389,7 @@ void TLSWrap::Keep(const Napi::Error& error) {
     thrown_.emplace(error);
   } else {
     // Each is reported, as each would be from its own callback.
-    NoteJsEntry();
-    napi_fatal_exception(Env(), error.Value());
+    ReportUncaught(Env(), error.Value());
   }
 }
 

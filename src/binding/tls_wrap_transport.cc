@@ -68,8 +68,7 @@ void TLSWrap::FromLoop(F&& f) {
   try {
     f();
   } catch (const Napi::Error& e) {
-    NoteJsEntry();
-    napi_fatal_exception(env, e.Value());
+    ReportUncaught(env, e.Value());
   }
 }
 

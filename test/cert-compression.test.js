@@ -7,11 +7,15 @@
 // bytes the server sends.
 
 const assert = require('node:assert');
+const { X509Certificate } = require('node:crypto');
 const { once } = require('node:events');
 const nodeTls = require('node:tls');
+const zlib = require('node:zlib');
 const {
   tlswrap, builtin, fixture, fixtures, listen, release, startRecordProxy, RecordType,
 } = require('./common');
+
+const { startForgedServer, handshakeMessage, HandshakeType, u16, u24 } = require('./tls13-forged-server');
 
 const kCompressCertificate = 27; // RFC 8879's extension number
 const manyNames = { key: fixture('many-names-key.pem'), cert: fixture('many-names-cert.pem') };
@@ -206,6 +210,112 @@ describe('certificate compression', function () {
         assert.ok(both.serverBytes < plain.serverBytes - 4000,
                   `compressed: ${both.serverBytes} B, uncompressed: ${plain.serverBytes} B`);
       }
+    });
+
+    // OpenSSL's defence, which both implementations must surface as an
+    // error with a code: the claimed size is checked against the
+    // certificate list limit (100 KiB) before anything is allocated, and
+    // decompression stops at the claimed size.
+    describe("a hostile server's compressed certificate", function () {
+      const algorithms = { zlib: 1, brotli: 2, zstd: 3 };
+      const compress = {
+        zlib: (data) => zlib.deflateSync(data, { level: 9 }),
+        brotli: (data) => zlib.brotliCompressSync(data, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }),
+        zstd: (data) => zlib.zstdCompressSync(data),
+      };
+      // The server's real certificate as the body of a TLS 1.3 Certificate
+      // message (what is compressed; OpenSSL does not include the handshake
+      // header).
+      const certificateMessage = () => {
+        const der = new X509Certificate(fixtures.serverCert).raw;
+        const entry = Buffer.concat([u24(der.length), der, u16(0)]);
+        return Buffer.concat([Buffer.from([0]), u24(entry.length), entry]);
+      };
+      const compressedCertificate = (algorithm, claimedLength, compressed) =>
+        handshakeMessage(HandshakeType.compressedCertificate, Buffer.concat([
+          u16(algorithms[algorithm]), u24(claimedLength), u24(compressed.length), compressed,
+        ]));
+
+      let cleanup = [];
+      afterEach(() => {
+        for (const fn of cleanup.reverse()) fn();
+        cleanup = [];
+      });
+
+      // Connects to a forged server and returns the client socket.
+      async function connectTo(forge, offered) {
+        const server = await startForgedServer(forge);
+        const sockets = new Set();
+        server.on('connection', (s) => sockets.add(s));
+        cleanup.push(() => {
+          for (const s of sockets) s.destroy();
+          server.close();
+        });
+        const socket = tlswrap.connect({
+          host: '127.0.0.1', port: server.address().port, ca: fixtures.ca, servername: 'localhost',
+          certificateCompression: offered, ecdhCurve: 'X25519',
+        });
+        cleanup.push(() => socket.destroy());
+        return { socket, server, sockets };
+      }
+
+      it('control: a well-formed one is read, and the client waits for the rest of the flight', async () => {
+        const message = certificateMessage();
+        const { socket, server, sockets } = await connectTo(
+          () => [compressedCertificate('zlib', message.length, compress.zlib(message))], ['zlib']);
+        let error = null;
+        socket.on('error', (err) => { error = err; });
+        while (server.forged === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        assert.strictEqual(error, null, 'the forged flight was accepted so far');
+        for (const s of sockets) s.destroy();
+        if (error === null) await once(socket, 'error');
+        assert.strictEqual(error.code, 'ECONNRESET');
+      });
+
+      for (const algorithm of Object.keys(algorithms)) {
+        it(`${algorithm}: a claimed size of 16 MiB is refused before decompressing: ERR_SSL_EXCESSIVE_MESSAGE_SIZE`,
+           async () => {
+             const claimed = 0xffffff;
+             const { socket, server } = await connectTo(
+               () => [compressedCertificate(algorithm, claimed, compress[algorithm](Buffer.alloc(claimed)))],
+               [algorithm]);
+             const [err] = await once(socket, 'error');
+             assert.strictEqual(server.forged, 1);
+             assert.strictEqual(err.code, 'ERR_SSL_EXCESSIVE_MESSAGE_SIZE');
+           });
+
+        it(`${algorithm}: 64 MiB of zeros claimed as 8 KiB stop at 8 KiB: ERR_SSL_BAD_DECOMPRESSION, memory bounded`,
+           async () => {
+             const bomb = compress[algorithm](Buffer.alloc(64 << 20));
+             const before = process.memoryUsage.rss();
+             const { socket, server } = await connectTo(
+               () => [compressedCertificate(algorithm, 8192, bomb)], [algorithm]);
+             const [err] = await once(socket, 'error');
+             assert.strictEqual(server.forged, 1);
+             assert.strictEqual(err.code, 'ERR_SSL_BAD_DECOMPRESSION');
+             const grown = process.memoryUsage.rss() - before;
+             assert.ok(grown < 32 << 20, `RSS grew by ${grown} B`);
+           });
+      }
+
+      it('an algorithm the client did not offer: ERR_SSL_BAD_COMPRESSION_ALGORITHM', async () => {
+        const message = certificateMessage();
+        const { socket, server } = await connectTo(
+          () => [compressedCertificate('brotli', message.length, compress.brotli(message))], ['zlib']);
+        const [err] = await once(socket, 'error');
+        assert.strictEqual(server.forged, 1);
+        assert.strictEqual(err.code, 'ERR_SSL_BAD_COMPRESSION_ALGORITHM');
+      });
+
+      it('the claimed size, but not a Certificate message: an error with a code', async () => {
+        const garbage = Buffer.alloc(4096, 0xa5);
+        const { socket, server } = await connectTo(
+          () => [compressedCertificate('zlib', garbage.length, compress.zlib(garbage))], ['zlib']);
+        const [err] = await once(socket, 'error');
+        assert.strictEqual(server.forged, 1);
+        assert.match(err.code, /^ERR_SSL_/);
+      });
     });
   });
 });

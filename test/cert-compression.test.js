@@ -15,7 +15,9 @@ const {
   tlswrap, builtin, fixture, fixtures, listen, release, startRecordProxy, RecordType,
 } = require('./common');
 
-const { startForgedServer, handshakeMessage, HandshakeType, u16, u24 } = require('./tls13-forged-server');
+const {
+  startForgedServer, forgedClient, handshakeMessage, HandshakeType, u16, u24,
+} = require('./tls13-forged');
 
 const kCompressCertificate = 27; // RFC 8879's extension number
 const manyNames = { key: fixture('many-names-key.pem'), cert: fixture('many-names-cert.pem') };
@@ -213,21 +215,21 @@ describe('certificate compression', function () {
     });
 
     // OpenSSL's defence, which both implementations must surface as an
-    // error with a code: the claimed size is checked against the
-    // certificate list limit (100 KiB) before anything is allocated, and
-    // decompression stops at the claimed size.
-    describe("a hostile server's compressed certificate", function () {
+    // error with a code, on either end: the claimed size is checked against
+    // the certificate list limit (100 KiB) before anything is allocated, and
+    // decompression stops at the claimed size. The forged peers do a real
+    // key exchange, so the other end decrypts and parses what they send.
+    describe('a hostile peer\'s compressed certificate', function () {
       const algorithms = { zlib: 1, brotli: 2, zstd: 3 };
       const compress = {
         zlib: (data) => zlib.deflateSync(data, { level: 9 }),
         brotli: (data) => zlib.brotliCompressSync(data, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } }),
         zstd: (data) => zlib.zstdCompressSync(data),
       };
-      // The server's real certificate as the body of a TLS 1.3 Certificate
-      // message (what is compressed; OpenSSL does not include the handshake
-      // header).
-      const certificateMessage = () => {
-        const der = new X509Certificate(fixtures.serverCert).raw;
+      // A real certificate as the body of a TLS 1.3 Certificate message
+      // (what is compressed: OpenSSL leaves out the handshake header).
+      const certificateMessage = (pem) => {
+        const der = new X509Certificate(pem).raw;
         const entry = Buffer.concat([u24(der.length), der, u16(0)]);
         return Buffer.concat([Buffer.from([0]), u24(entry.length), entry]);
       };
@@ -235,6 +237,32 @@ describe('certificate compression', function () {
         handshakeMessage(HandshakeType.compressedCertificate, Buffer.concat([
           u16(algorithms[algorithm]), u24(claimedLength), u24(compressed.length), compressed,
         ]));
+      const wellFormed = (pem) => {
+        const message = certificateMessage(pem);
+        return compressedCertificate('zlib', message.length, compress.zlib(message));
+      };
+      const garbage = Buffer.alloc(4096, 0xa5);
+      // [title, algorithms the receiver takes, forged message, expected code]
+      const cases = [];
+      for (const algorithm of Object.keys(algorithms)) {
+        cases.push([`${algorithm}: a claimed size of 16 MiB is refused before decompressing`, [algorithm],
+                    () => compressedCertificate(algorithm, 0xffffff, compress[algorithm](Buffer.alloc(0xffffff))),
+                    'ERR_SSL_EXCESSIVE_MESSAGE_SIZE']);
+        cases.push([`${algorithm}: 64 MiB of zeros claimed as 8 KiB stop at 8 KiB, memory bounded`, [algorithm],
+                    () => compressedCertificate(algorithm, 8192, compress[algorithm](Buffer.alloc(64 << 20))),
+                    'ERR_SSL_BAD_DECOMPRESSION']);
+      }
+      cases.push(['an algorithm the receiver does not take', ['zlib'],
+                  () => compressedCertificate('brotli', garbage.length, compress.brotli(garbage)),
+                  'ERR_SSL_BAD_COMPRESSION_ALGORITHM']);
+      cases.push(['the claimed size, but not a Certificate message', ['zlib'],
+                  () => compressedCertificate('zlib', garbage.length, compress.zlib(garbage)), /^ERR_SSL_/]);
+      const codeName = (code) => (typeof code === 'string' ? code : 'an ERR_SSL_ code');
+      const checkCode = (err, code) => {
+        if (typeof code === 'string') assert.strictEqual(err.code, code);
+        else assert.match(err.code, code);
+      };
+      const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
       let cleanup = [];
       afterEach(() => {
@@ -242,79 +270,90 @@ describe('certificate compression', function () {
         cleanup = [];
       });
 
-      // Connects to a forged server and returns the client socket.
-      async function connectTo(forge, offered) {
-        const server = await startForgedServer(forge);
-        const sockets = new Set();
-        server.on('connection', (s) => sockets.add(s));
-        cleanup.push(() => {
+      describe('from a server', function () {
+        // Connects to a forged server and returns the client socket.
+        async function connectTo(forge, offered) {
+          const server = await startForgedServer(forge);
+          const sockets = new Set();
+          server.on('connection', (s) => sockets.add(s));
+          cleanup.push(() => {
+            for (const s of sockets) s.destroy();
+            server.close();
+          });
+          const socket = tlswrap.connect({
+            host: '127.0.0.1', port: server.address().port, ca: fixtures.ca, servername: 'localhost',
+            certificateCompression: offered, ecdhCurve: 'X25519',
+          });
+          cleanup.push(() => socket.destroy());
+          return { socket, server, sockets };
+        }
+
+        it('control: a well-formed one is read, and the client waits for the rest of the flight', async () => {
+          const { socket, server, sockets } = await connectTo(() => [wellFormed(fixtures.serverCert)], ['zlib']);
+          let error = null;
+          socket.on('error', (err) => { error = err; });
+          while (server.forged === 0) await delay(10);
+          await delay(300);
+          assert.strictEqual(error, null, 'the forged flight was accepted so far');
           for (const s of sockets) s.destroy();
-          server.close();
+          if (error === null) await once(socket, 'error');
+          assert.strictEqual(error.code, 'ECONNRESET');
         });
-        const socket = tlswrap.connect({
-          host: '127.0.0.1', port: server.address().port, ca: fixtures.ca, servername: 'localhost',
-          certificateCompression: offered, ecdhCurve: 'X25519',
-        });
-        cleanup.push(() => socket.destroy());
-        return { socket, server, sockets };
-      }
 
-      it('control: a well-formed one is read, and the client waits for the rest of the flight', async () => {
-        const message = certificateMessage();
-        const { socket, server, sockets } = await connectTo(
-          () => [compressedCertificate('zlib', message.length, compress.zlib(message))], ['zlib']);
-        let error = null;
-        socket.on('error', (err) => { error = err; });
-        while (server.forged === 0) await new Promise((resolve) => setTimeout(resolve, 10));
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        assert.strictEqual(error, null, 'the forged flight was accepted so far');
-        for (const s of sockets) s.destroy();
-        if (error === null) await once(socket, 'error');
-        assert.strictEqual(error.code, 'ECONNRESET');
+        for (const [title, offered, forge, code] of cases) {
+          it(`${title}: ${codeName(code)}`, async () => {
+            const message = forge();
+            const before = process.memoryUsage.rss();
+            const { socket, server } = await connectTo(() => [message], offered);
+            const [err] = await once(socket, 'error');
+            assert.strictEqual(server.forged, 1);
+            checkCode(err, code);
+            const grown = process.memoryUsage.rss() - before;
+            assert.ok(grown < 32 << 20, `RSS grew by ${grown} B`);
+          });
+        }
       });
 
-      for (const algorithm of Object.keys(algorithms)) {
-        it(`${algorithm}: a claimed size of 16 MiB is refused before decompressing: ERR_SSL_EXCESSIVE_MESSAGE_SIZE`,
-           async () => {
-             const claimed = 0xffffff;
-             const { socket, server } = await connectTo(
-               () => [compressedCertificate(algorithm, claimed, compress[algorithm](Buffer.alloc(claimed)))],
-               [algorithm]);
-             const [err] = await once(socket, 'error');
-             assert.strictEqual(server.forged, 1);
-             assert.strictEqual(err.code, 'ERR_SSL_EXCESSIVE_MESSAGE_SIZE');
-           });
+      describe('from a client', function () {
+        // A server that asks for a client certificate and takes the
+        // algorithms `accepted`; resolves with the forged client's socket
+        // and the server's tlsClientErrors.
+        async function connectFrom(forge, accepted) {
+          const server = tlswrap.createServer({
+            key: fixtures.serverKey, cert: fixtures.serverCert, ca: fixtures.ca, requestCert: true,
+            certificateCompression: accepted,
+          }, () => assert.fail('no handshake may complete'));
+          const errors = [];
+          server.on('tlsClientError', (err) => errors.push(err));
+          const port = await listen(server);
+          cleanup.push(() => server.close());
+          const socket = await forgedClient(port, 'localhost', [1], forge);
+          cleanup.push(() => socket.destroy());
+          return { socket, errors };
+        }
 
-        it(`${algorithm}: 64 MiB of zeros claimed as 8 KiB stop at 8 KiB: ERR_SSL_BAD_DECOMPRESSION, memory bounded`,
-           async () => {
-             const bomb = compress[algorithm](Buffer.alloc(64 << 20));
-             const before = process.memoryUsage.rss();
-             const { socket, server } = await connectTo(
-               () => [compressedCertificate(algorithm, 8192, bomb)], [algorithm]);
-             const [err] = await once(socket, 'error');
-             assert.strictEqual(server.forged, 1);
-             assert.strictEqual(err.code, 'ERR_SSL_BAD_DECOMPRESSION');
-             const grown = process.memoryUsage.rss() - before;
-             assert.ok(grown < 32 << 20, `RSS grew by ${grown} B`);
-           });
-      }
+        it('control: a well-formed one is read, and the server waits for the rest of the flight', async () => {
+          const { socket, errors } = await connectFrom(() => [wellFormed(fixtures.clientCert)], ['zlib']);
+          assert.strictEqual(socket.forged, true);
+          await delay(300);
+          assert.deepStrictEqual(errors, [], 'the forged flight was accepted so far');
+          socket.destroy();
+          while (errors.length === 0) await delay(10);
+          assert.strictEqual(errors[0].code, 'ECONNRESET');
+        });
 
-      it('an algorithm the client did not offer: ERR_SSL_BAD_COMPRESSION_ALGORITHM', async () => {
-        const message = certificateMessage();
-        const { socket, server } = await connectTo(
-          () => [compressedCertificate('brotli', message.length, compress.brotli(message))], ['zlib']);
-        const [err] = await once(socket, 'error');
-        assert.strictEqual(server.forged, 1);
-        assert.strictEqual(err.code, 'ERR_SSL_BAD_COMPRESSION_ALGORITHM');
-      });
-
-      it('the claimed size, but not a Certificate message: an error with a code', async () => {
-        const garbage = Buffer.alloc(4096, 0xa5);
-        const { socket, server } = await connectTo(
-          () => [compressedCertificate('zlib', garbage.length, compress.zlib(garbage))], ['zlib']);
-        const [err] = await once(socket, 'error');
-        assert.strictEqual(server.forged, 1);
-        assert.match(err.code, /^ERR_SSL_/);
+        for (const [title, accepted, forge, code] of cases) {
+          it(`${title}: tlsClientError ${codeName(code)}`, async () => {
+            const message = forge();
+            const before = process.memoryUsage.rss();
+            const { socket, errors } = await connectFrom(() => [message], accepted);
+            assert.strictEqual(socket.forged, true);
+            while (errors.length === 0) await delay(10);
+            checkCode(errors[0], code);
+            const grown = process.memoryUsage.rss() - before;
+            assert.ok(grown < 32 << 20, `RSS grew by ${grown} B`);
+          });
+        }
       });
     });
   });

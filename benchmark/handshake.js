@@ -5,7 +5,7 @@
 //
 //   node benchmark/handshake.js [impl=tlswrap] [tlsVersion=TLSv1.3]
 //     [concurrency=8] [dur=5] [cipher=AES-256-GCM] [warmup=0.5] [resume=0]
-//     [cache=0] [https=0] [key=rsa]
+//     [cache=0] [https=0] [key=rsa] [groups=]
 //
 // Server and client in this one process on 127.0.0.1, same impl both ends.
 // `concurrency` connections are kept in flight: each one connects, completes
@@ -34,6 +34,10 @@
 // key=rsa: the server has an RSA-2048 key; key=p256: an ECDSA P-256 key
 // (cheaper to sign with, so resumption saves less).
 //
+// groups=X25519 (any `ecdhCurve` value) sets the key exchange groups of both
+// ends; empty keeps the implementation's default (on Node 24, the hybrid
+// X25519MLKEM768, which every TLS 1.3 handshake does, resumed or not).
+//
 // Timing as in throughput-s2c: the window opens `warmup` seconds after the
 // first completed connection and lasts `dur` seconds. Prints one JSON line.
 
@@ -51,6 +55,7 @@ const { opts, tls } = common.setup({
   cache: 0,
   https: 0,
   key: 'rsa',
+  groups: '',
 }, (o) => {
   common.checkInt(o, 'concurrency', 1);
   common.checkInt(o, 'resume', 0, 1);
@@ -67,6 +72,10 @@ const { server: serverOpts, client: clientOpts } = common.tlsOptions(opts.tlsVer
 // SSL_OP_NO_TICKET: no TLS 1.2 tickets; in TLS 1.3 it makes tickets stateful,
 // which need a server-side cache that does not exist here, so nothing can be
 // resumed either way (and the client never offers a session anyway).
+if (opts.groups) {
+  serverOpts.ecdhCurve = opts.groups;
+  clientOpts.ecdhCurve = opts.groups;
+}
 if (!opts.resume && !opts.https) serverOpts.secureOptions = cryptoConstants.SSL_OP_NO_TICKET;
 let session; // resume=1: the latest session received
 const sessionCache = opts.cache ? new tls.SessionCache() : undefined;

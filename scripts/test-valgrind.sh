@@ -16,7 +16,8 @@ command -v valgrind >/dev/null ||
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then
   files=(test/destroy.test.js test/reentrancy.test.js test/eof.test.js
-    test/corruption.test.js test/socket.test.js test/psk.test.js test/ocsp.test.js)
+    test/corruption.test.js test/socket.test.js test/socket-writes.test.js test/psk.test.js
+    test/ocsp.test.js)
 fi
 status=0
 for transport in native js; do

@@ -5,7 +5,7 @@
 // not reading (one chunk, a few corked chunks, many corked chunks), or from
 // JavaScript that runs while write() itself is still encrypting (the
 // transport's write, over a JS Duplex). Run as `node detached-write.js
-// SCENARIO` by test/socket.test.js, in a child process because a
+// SCENARIO` by test/socket-writes.test.js, in a child process because a
 // use-after-free may crash it. Prints one JSON line: what the peer received,
 // compared with the bytes the buffer held when write() was called.
 //

@@ -173,6 +173,79 @@ describe('client talking to a server that is not TLS', function () {
   });
 });
 
+// node:tls words a TLS error the way OpenSSL prints the first error of its
+// queue: thread, code, library, function, reason, source file and line. The
+// same bytes against node:tls and the implementation under test, in this
+// process and on this thread, must give the same text. OpenSSL 3.2+ queues a
+// second, generic "record layer failure" behind record layer errors (the
+// empty records here), which node leaves out.
+describe('the message of a TLS error is node:tls\'s, word for word', function () {
+  const nodeTls = require('node:tls');
+  const emptyRecords = Buffer.concat(Array(40).fill(Buffer.from([0x16, 0x03, 0x03, 0x00, 0x00])));
+  const cases = [
+    ['fixed random bytes', noise],
+    ['an HTTP GET request', 'GET / HTTP/1.1\r\nHost: localhost\r\n\r\n'],
+    ['a handshake record holding junk', Buffer.concat([Buffer.from([0x16, 0x03, 0x01, 0x00, 0x05]), Buffer.from('hello')])],
+    ['40 empty handshake records', emptyRecords],
+  ];
+
+  // The tlsClientError of a server of `impl` that gets `bytes`.
+  async function serverError(impl, bytes) {
+    const server = impl.createServer(serverOptions());
+    const errors = [];
+    server.on('tlsClientError', (err, sock) => {
+      errors.push(err);
+      sock.destroy();
+    });
+    const port = await listen(server);
+    try {
+      await sendRaw(port, bytes);
+      while (errors.length === 0) await new Promise((resolve) => setImmediate(resolve));
+      return errors[0];
+    } finally {
+      await closeServer(server);
+    }
+  }
+
+  // The 'error' of a client of `impl` whose server answers `bytes`.
+  async function clientError(impl, bytes) {
+    const server = net.createServer((sock) => {
+      sock.on('error', () => {});
+      sock.resume();
+      sock.end(bytes);
+    });
+    const port = await listen(server);
+    try {
+      const client = impl.connect(clientOptions(port));
+      const [err] = await once(client, 'error');
+      client.destroy();
+      return err;
+    } finally {
+      await closeServer(server);
+    }
+  }
+
+  for (const [what, bytes] of cases) {
+    it(`server: ${what}`, async function () {
+      const expected = await serverError(nodeTls, bytes);
+      const actual = await serverError(tlswrap, bytes);
+      assert.match(expected.message, /:error:[0-9A-F]+:SSL routines:/);
+      assert.strictEqual(actual.message, expected.message);
+      assert.strictEqual(actual.code, expected.code);
+    });
+  }
+
+  for (const [what, bytes] of cases) {
+    it(`client: a server that answers ${what}`, async function () {
+      const expected = await clientError(nodeTls, bytes);
+      const actual = await clientError(tlswrap, bytes);
+      assert.match(expected.message, /:error:[0-9A-F]+:SSL routines:/);
+      assert.strictEqual(actual.message, expected.message);
+      assert.strictEqual(actual.code, expected.code);
+    });
+  }
+});
+
 describe('bad certificates and keys in options', function () {
   const garbage = 'this is not PEM';
   const armoredJunk = (label) => `-----BEGIN ${label}-----\nAAAA\n-----END ${label}-----\n`;

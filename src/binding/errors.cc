@@ -63,14 +63,15 @@ const char* LibraryCodePart(unsigned long err) {
 #undef LIB
 }
 
-Napi::Error MakeError(Napi::Env env, unsigned long err, const char* fallback, bool tls) {
+Napi::Error MakeError(Napi::Env env, unsigned long err, const char* fallback, bool tls,
+                      const std::string& printed) {
   if (err == 0) {
     Napi::Error e = Napi::Error::New(env, fallback);
     return e;
   }
   char buf[256];
   ERR_error_string_n(err, buf, sizeof(buf));
-  Napi::Error e = Napi::Error::New(env, buf);
+  Napi::Error e = Napi::Error::New(env, printed.empty() ? std::string(buf) : printed);
   Napi::Object obj = e.Value();
   if (const char* lib = ERR_lib_error_string(err)) obj.Set("library", lib);
   const char* reason = ERR_reason_error_string(err);
@@ -90,12 +91,13 @@ Napi::Error MakeError(Napi::Env env, unsigned long err, const char* fallback, bo
 
 }  // namespace
 
-Napi::Error TlsError(Napi::Env env, unsigned long err, const char* fallback) {
-  return MakeError(env, err, fallback, true);
+Napi::Error TlsError(Napi::Env env, unsigned long err, const char* fallback,
+                     const std::string& printed) {
+  return MakeError(env, err, fallback, true, printed);
 }
 
 Napi::Error CryptoError(Napi::Env env, unsigned long err, const char* fallback) {
-  return MakeError(env, err, fallback, false);
+  return MakeError(env, err, fallback, false, std::string());
 }
 
 void ThrowCryptoError(Napi::Env env, const char* fallback) {

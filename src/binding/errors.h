@@ -10,8 +10,11 @@
 namespace tlswrap {
 
 // An Error for a failure inside a TLS connection: code is "ERR_SSL_<REASON>"
-// whatever library the reason came from, as node:tls names them.
-Napi::Error TlsError(Napi::Env env, unsigned long err, const char* fallback);
+// whatever library the reason came from, as node:tls names them. `printed`,
+// when given, is the message (OpenSSL's printed error queue, as node:tls
+// words it); otherwise the message is the error's string.
+Napi::Error TlsError(Napi::Env env, unsigned long err, const char* fallback,
+                     const std::string& printed = std::string());
 
 // An Error for configuration (key, cert, options): code is "ERR_OSSL_<LIB>_<REASON>"
 // ("ERR_SSL_<REASON>" for the SSL library), as node:crypto names them.

@@ -473,7 +473,9 @@ void TLSWrap::DeliverEvent(const Event& event) {
       }
       break;
     case EventType::kError:
-      arg = TlsError(env, static_cast<unsigned long>(event.value), "TLS connection failed").Value();
+      arg = TlsError(env, static_cast<unsigned long>(event.value), "TLS connection failed",
+                     event.payload)
+                .Value();
       break;
     case EventType::kTransportError: {
       Napi::Object info = Napi::Object::New(env);

@@ -32,29 +32,48 @@ bool CanFreeRecordBuffers() {
 // nothing, so no chunk memory is asked for before it has.
 constexpr size_t kWholeRecord = SSL3_RT_HEADER_LENGTH + SSL3_RT_MAX_ENCRYPTED_LENGTH;
 
-// The error to report for a failed SSL_get_error() result: the queued one,
-// or, where OpenSSL queued none, one that says what happened (our BIOs never
-// fail, so SSL_ERROR_SYSCALL means the peer's EOF cut the connection short),
-// so that every error has a code. 0 for the results that are no failure.
-unsigned long FailureCode(int err) {
-  if (err == SSL_ERROR_NONE || err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) return 0;
-  unsigned long code = ERR_peek_error();
-  if (code != 0) return code;
-  switch (err) {
-    case SSL_ERROR_SYSCALL:
-      return ERR_PACK(ERR_LIB_SSL, 0, SSL_R_UNEXPECTED_EOF_WHILE_READING);
-    case SSL_ERROR_ZERO_RETURN:
-      return ERR_PACK(ERR_LIB_SSL, 0, SSL_R_PROTOCOL_IS_SHUTDOWN);
-    default:
-      return ERR_PACK(ERR_LIB_SSL, 0, ERR_R_INTERNAL_ERROR);
-  }
-}
-
 // Mid-handshake and trickled plaintext is decrypted into a stack buffer this
 // big and copied out: a connection keeps no memory for it.
 constexpr size_t kScratchSize = 16 * 1024;
 
 }  // namespace
+
+// The error to report for a failed SSL_get_error() result: the queued one,
+// or, where OpenSSL queued none, one that says what happened (our BIOs never
+// fail, so SSL_ERROR_SYSCALL means the peer's EOF cut the connection short),
+// so that every error has a code. No code for the results that are no
+// failure. `text` is the oldest queued error as ERR_print_errors() prints it
+// (thread, code, library, function, reason, file, line), the message
+// node:tls gives its TLS errors; empty where OpenSSL queued nothing. What
+// printing takes off the queue, the caller's ErrorQueueGuard would clear.
+Engine::Failure Engine::FailureOf(int err) {
+  Failure failure;
+  if (err == SSL_ERROR_NONE || err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE)
+    return failure;
+  failure.code = ERR_peek_error();
+  if (failure.code != 0) {
+    // Only the first, as node:tls: OpenSSL 3.2+ queues a generic "record
+    // layer failure" behind each of its record layer's own errors.
+    ERR_print_errors_cb(
+        [](const char* str, size_t len, void* text) {
+          static_cast<std::string*>(text)->assign(str, len);
+          return 0;
+        },
+        &failure.text);
+    return failure;
+  }
+  switch (err) {
+    case SSL_ERROR_SYSCALL:
+      failure.code = ERR_PACK(ERR_LIB_SSL, 0, SSL_R_UNEXPECTED_EOF_WHILE_READING);
+      break;
+    case SSL_ERROR_ZERO_RETURN:
+      failure.code = ERR_PACK(ERR_LIB_SSL, 0, SSL_R_PROTOCOL_IS_SHUTDOWN);
+      break;
+    default:
+      failure.code = ERR_PACK(ERR_LIB_SSL, 0, ERR_R_INTERNAL_ERROR);
+  }
+  return failure;
+}
 
 Engine::Engine(SSL_CTX* ctx, bool is_server, std::shared_ptr<BlockPool> pool, Delegate* delegate)
     : is_server_(is_server), delegate_(delegate), enc_in_(pool), enc_out_(std::move(pool)) {
@@ -269,7 +288,7 @@ bool Engine::ClearOut(Batch* out) {
 
   size_t fill = 0;
   int err = SSL_ERROR_NONE;
-  unsigned long err_code = 0;
+  Failure failure;
   uint64_t produced = enc_out_.committed();
   {
     ErrorQueueGuard guard;
@@ -279,7 +298,7 @@ bool Engine::ClearOut(Batch* out) {
       int n = SSL_read(ssl(), dst + fill, ClampInt(cap - fill));
       if (n <= 0) {
         err = SSL_get_error(ssl(), n);
-        err_code = FailureCode(err);
+        failure = FailureOf(err);
         break;
       }
       fill += static_cast<size_t>(n);
@@ -293,7 +312,7 @@ bool Engine::ClearOut(Batch* out) {
     read_closed_ = true;
     QueueEvent(EventType::kEnd);
   } else if (err == SSL_ERROR_SSL || err == SSL_ERROR_SYSCALL) {
-    Fail(err_code);
+    Fail(std::move(failure));
   } else if (err == SSL_ERROR_WANT_READ && transport_eof_ && !full) {
     // The peer closed TCP without close_notify: node:tls treats it as EOF.
     read_closed_ = true;
@@ -343,7 +362,7 @@ bool Engine::KickHandshake() {
     return true;
   }
   int err = SSL_ERROR_NONE;
-  unsigned long err_code = 0;
+  Failure failure;
   {
     ErrorQueueGuard guard;
     if (ticket_wanted_) {
@@ -364,19 +383,19 @@ bool Engine::KickHandshake() {
     if (ret == 1) ret = SSL_do_handshake(ssl());
     if (ret <= 0) {
       err = SSL_get_error(ssl(), ret);
-      err_code = FailureCode(err);
+      failure = FailureOf(err);
     }
   }
-  if (err == SSL_ERROR_SSL || err == SSL_ERROR_SYSCALL) Fail(err_code);
+  if (err == SSL_ERROR_SSL || err == SSL_ERROR_SYSCALL) Fail(std::move(failure));
   return true;
 }
 
-void Engine::Fail(unsigned long err_code) {
+void Engine::Fail(Failure failure) {
   // The alert OpenSSL queued is flushed by the embedder before it delivers
   // the error (it flushes after every Step, then delivers).
   read_closed_ = true;
   if (phase_ != Phase::kDestroyed) phase_ = Phase::kFailed;
-  QueueEvent(EventType::kError, std::string(), err_code);
+  QueueEvent(EventType::kError, std::move(failure.text), failure.code);
 }
 
 // The bytes ClearIn stages for `w`: the small pieces from where it stands, up
@@ -431,7 +450,7 @@ bool Engine::ClearIn(Batch* out) {
         // The write's memory was taken away (a detached ArrayBuffer) while it
         // waited: what is left of the stream cannot be sent as written.
         QueueEvent(EventType::kWriteGone, std::string(), w->id);
-        Fail(0);
+        Fail(Failure());
         TakeEvents(out);
         return true;
       }
@@ -466,13 +485,13 @@ bool Engine::ClearIn(Batch* out) {
 
     int ret;
     int err = SSL_ERROR_NONE;
-    unsigned long err_code = 0;
+    Failure failure;
     {
       ErrorQueueGuard guard;
       ret = SSL_write(ssl(), data, ClampInt(len));
       if (ret <= 0) {
         err = SSL_get_error(ssl(), ret);
-        err_code = FailureCode(err);
+        failure = FailureOf(err);
       }
     }
     if (dead()) return false;
@@ -488,7 +507,7 @@ bool Engine::ClearIn(Batch* out) {
         }
         return encrypted > 0;
       }
-      Fail(err_code);
+      Fail(std::move(failure));
       TakeEvents(out);
       return true;
     }

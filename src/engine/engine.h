@@ -265,7 +265,14 @@ class Engine {
   static size_t StagedSize(const PendingWrite& w);
   // False when it has to wait (the ask stays queued).
   bool KickHandshake();
-  void Fail(unsigned long err_code);
+  // A failed SSL call: OpenSSL's packed error code (0: none, e.g. a write
+  // whose memory was taken away) and the message node:tls would give it.
+  struct Failure {
+    unsigned long code = 0;
+    std::string text;
+  };
+  static Failure FailureOf(int err);
+  void Fail(Failure failure);
   void QueueEvent(EventType type, std::string payload = std::string(), uint64_t value = 0);
   void TakeEvents(Batch* out);
   bool CollectFlushedWrites(Batch* out);

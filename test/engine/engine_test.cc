@@ -579,6 +579,10 @@ TEST(psk_unknown_identity_fails_both_sides_tls12) {
   CHECK(s != nullptr && c != nullptr);
   CHECK_EQ(ERR_GET_REASON(s->value), SSL_R_PSK_IDENTITY_NOT_FOUND);
   CHECK_EQ(ERR_GET_REASON(c->value), SSL_R_TLSV1_ALERT_UNKNOWN_PSK_IDENTITY);
+  // The error's text is OpenSSL's printed line for it, one line.
+  CHECK(s->payload.find(":error:0A0000DF:SSL routines:") != std::string::npos);
+  CHECK(s->payload.find("psk identity not found") != std::string::npos);
+  CHECK_EQ(s->payload.find('\n'), s->payload.size() - 1);
 }
 
 TEST(psk_key_longer_than_allowed_is_refused) {

@@ -11,8 +11,8 @@ namespace tlswrap {
 
 // An Error for a failure inside a TLS connection: code is "ERR_SSL_<REASON>"
 // whatever library the reason came from, as node:tls names them. `printed`,
-// when given, is the message (OpenSSL's printed error queue, as node:tls
-// words it); otherwise the message is the error's string.
+// when given, is the message (the error as OpenSSL prints it, which is how
+// node:tls words it); otherwise the message is the error's string.
 Napi::Error TlsError(Napi::Env env, unsigned long err, const char* fallback,
                      const std::string& printed = std::string());
 

@@ -14,7 +14,7 @@ namespace tlswrap {
   X(kKeylog, "keylog", 4)                  /* payload is one NSS key log line */      \
   X(kCertCb, "certCb", 5)                  /* SNI name; `value` 1: OCSP requested */  \
   X(kEnd, "end", 6)                        /* close_notify, or EOF without it */      \
-  X(kError, "error", 7)                    /* `error` is OpenSSL's packed code */     \
+  X(kError, "error", 7)                    /* packed code; payload: printed line */   \
   X(kShutdown, "shutdown", 8)              /* close_notify handed over: end */        \
   X(kNewSession, "newSession", 9)          /* id length (1 byte), id, DER */          \
   X(kResumeSession, "resumeSession", 10)   /* the session id the client offers */     \

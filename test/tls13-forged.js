@@ -30,21 +30,19 @@ function u24(n) {
 function handshakeMessage(type, body) {
   return Buffer.concat([Buffer.from([type]), u24(body.length), body]);
 }
-function extension(type, body) {
-  return Buffer.concat([u16(type), u16(body.length), body]);
-}
-function record(type, body) {
-  return Buffer.concat([Buffer.from([type, 3, 3]), u16(body.length), body]);
-}
+// TLS vectors: a body behind its one- or two-byte length.
+const vector8 = (body) => Buffer.concat([Buffer.from([body.length]), body]);
+const vector16 = (body) => Buffer.concat([u16(body.length), body]);
+const codes = (values) => Buffer.concat(values.map(u16));
+const extension = (type, body) => Buffer.concat([u16(type), vector16(body)]);
+const record = (type, body) => Buffer.concat([Buffer.from([type, 3, 3]), vector16(body)]);
 
 function hkdfExtract(salt, ikm) {
   return crypto.createHmac('sha256', salt).update(ikm).digest();
 }
 // HKDF-Expand-Label for outputs of at most one SHA-256 block.
 function expandLabel(secret, label, context, length) {
-  const fullLabel = Buffer.from(`tls13 ${label}`);
-  const info = Buffer.concat([u16(length), Buffer.from([fullLabel.length]), fullLabel,
-    Buffer.from([context.length]), context]);
+  const info = Buffer.concat([u16(length), vector8(Buffer.from(`tls13 ${label}`)), vector8(context)]);
   return crypto.createHmac('sha256', secret).update(Buffer.concat([info, Buffer.from([1])])).digest()
     .subarray(0, length);
 }
@@ -160,33 +158,27 @@ function parseServerHello(message) {
 function serverHello(sessionId, publicKey) {
   const extensions = Buffer.concat([
     extension(43, u16(0x0304)), // supported_versions: TLS 1.3
-    extension(51, Buffer.concat([u16(kX25519), u16(32), publicKey])), // key_share
+    extension(51, Buffer.concat([u16(kX25519), vector16(publicKey)])), // key_share
   ]);
   return handshakeMessage(HandshakeType.serverHello, Buffer.concat([
-    u16(0x0303), crypto.randomBytes(32), Buffer.from([sessionId.length]), sessionId,
-    u16(kAes128GcmSha256), Buffer.from([0]), u16(extensions.length), extensions,
+    u16(0x0303), crypto.randomBytes(32), vector8(sessionId), u16(kAes128GcmSha256), Buffer.from([0]),
+    vector16(extensions),
   ]));
 }
 
 function clientHello(servername, publicKey, compressionAlgorithms) {
-  const name = Buffer.from(servername);
-  const list = (bytes, values, size) => {
-    const body = Buffer.concat(values.map(size === 2 ? u16 : (v) => v));
-    return Buffer.concat([bytes === 1 ? Buffer.from([body.length]) : u16(body.length), body]);
-  };
   const extensions = Buffer.concat([
-    extension(0, list(2, [Buffer.concat([Buffer.from([0]), u16(name.length), name])])), // server_name
-    extension(10, list(2, [kX25519], 2)), // supported_groups
+    extension(0, vector16(Buffer.concat([Buffer.from([0]), vector16(Buffer.from(servername))]))), // server_name
+    extension(10, vector16(codes([kX25519]))), // supported_groups
     // signature_algorithms: ECDSA P-256, RSA-PSS and RSA PKCS#1 with SHA-256
-    extension(13, list(2, [0x0403, 0x0804, 0x0401], 2)),
-    extension(43, list(1, [0x0304], 2)), // supported_versions
-    extension(51, list(2, [Buffer.concat([u16(kX25519), u16(32), publicKey])])), // key_share
-    extension(27, list(1, compressionAlgorithms, 2)), // compress_certificate
+    extension(13, vector16(codes([0x0403, 0x0804, 0x0401]))),
+    extension(43, vector8(codes([0x0304]))), // supported_versions
+    extension(51, vector16(Buffer.concat([u16(kX25519), vector16(publicKey)]))), // key_share
+    extension(27, vector8(codes(compressionAlgorithms))), // compress_certificate
   ]);
-  const sessionId = crypto.randomBytes(32);
   return handshakeMessage(HandshakeType.clientHello, Buffer.concat([
-    u16(0x0303), crypto.randomBytes(32), Buffer.from([sessionId.length]), sessionId,
-    u16(2), u16(kAes128GcmSha256), Buffer.from([1, 0]), u16(extensions.length), extensions,
+    u16(0x0303), crypto.randomBytes(32), vector8(crypto.randomBytes(32)), vector16(codes([kAes128GcmSha256])),
+    vector8(Buffer.from([0])), vector16(extensions),
   ]));
 }
 
@@ -239,7 +231,10 @@ function forgedClient(port, servername, compressionAlgorithms, forge) {
         reject(err);
         return;
       }
-      socket.write(Buffer.concat([record(kChangeCipherSpec, Buffer.from([1])), encryptHandshake(keys, Buffer.concat(forge()))]));
+      socket.write(Buffer.concat([
+        record(kChangeCipherSpec, Buffer.from([1])),
+        encryptHandshake(keys, Buffer.concat(forge())),
+      ]));
       socket.forged = true;
       resolve(socket);
     });

@@ -93,6 +93,9 @@ function tlsConnectionListener(rawSocket) {
     enableTrace: server._enableTrace,
   });
   socket[kErrorEmitted] = false;
+  // As node:tls (its pauseOnCreate): the handshake runs, plaintext waits for
+  // resume(); a 'data' listener alone does not start the flow.
+  if (server.pauseOnConnect) socket.readableFlowing = false;
   socket.on('secure', onServerSocketSecure);
   socket.on('error', onServerSocketError);
   socket.on('close', onServerSocketClose);

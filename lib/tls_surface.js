@@ -50,8 +50,19 @@ class TlsSurface {
 
   getPeerX509Certificate() {
     if (this._handle === null) return undefined;
-    const leaf = this._handle.getPeerLeaf();
-    return leaf === undefined ? undefined : new X509Certificate(leaf);
+    const chain = this._handle.getPeerCertChain(true);
+    if (chain.length === 0) return undefined;
+    // As node:tls: each certificate's issuerCertificate is the next one the
+    // peer sent (not checked to be its issuer), the last one's undefined.
+    let issuer;
+    for (let i = chain.length - 1; i >= 0; i--) {
+      const cert = new X509Certificate(chain[i]);
+      if (issuer !== undefined) {
+        Object.defineProperty(cert, 'issuerCertificate', { value: issuer, enumerable: false, configurable: true });
+      }
+      issuer = cert;
+    }
+    return issuer;
   }
 
   getX509Certificate() {

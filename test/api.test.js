@@ -11,7 +11,7 @@ const net = require('node:net');
 const tls = require('node:tls');
 const { X509Certificate } = require('node:crypto');
 const { once } = require('node:events');
-const { builtin, fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer } = require('./common');
+const { builtin, fixture, fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer } = require('./common');
 
 const legacy = (pem) => new X509Certificate(pem).toLegacyObject();
 const hexPairs = (n) => new RegExp(`^([0-9A-F]{2}:){${n - 1}}[0-9A-F]{2}$`);
@@ -255,6 +255,30 @@ describe('api: other connection shapes', function () {
         name: 'ECDHE-RSA-AES128-SHA', standardName: 'TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA', version: 'TLSv1.0',
       });
       assert.strictEqual(pair.client.getProtocol(), 'TLSv1.2');
+    } finally {
+      await closePair(pair);
+    }
+  });
+
+  it('getPeerX509Certificate(): issuerCertificate is the next certificate the peer sent', async function () {
+    // The server sends its leaf and the intermediate CA; the client its leaf,
+    // to which OpenSSL adds the CA it is under (the client trusts that CA).
+    const interChain = Buffer.concat([fixture('inter-leaf-cert.pem'), fixture('inter-ca-cert.pem')]);
+    const pair = await makePair(tlswrap, 'TLSv1.3', { key: fixture('inter-leaf-key.pem'), cert: interChain });
+    try {
+      const cn = (x) => x.subject.split('\n').find((l) => l.startsWith('CN='));
+      const leaf = pair.client.getPeerX509Certificate();
+      assert.ok(leaf instanceof X509Certificate);
+      assert.strictEqual(cn(leaf), 'CN=localhost');
+      assert.ok(leaf.issuerCertificate instanceof X509Certificate);
+      assert.strictEqual(cn(leaf.issuerCertificate), 'CN=tlswrap test intermediate CA');
+      assert.strictEqual(leaf.issuerCertificate.issuerCertificate, undefined);
+      assert.ok(leaf.checkIssued(leaf.issuerCertificate));
+      const client = pair.sock.getPeerX509Certificate();
+      assert.strictEqual(cn(client), 'CN=tlswrap client');
+      assert.strictEqual(cn(client.issuerCertificate), 'CN=tlswrap test CA');
+      // A certificate made from bytes has none.
+      assert.strictEqual(new X509Certificate(fixtures.serverCert).issuerCertificate, undefined);
     } finally {
       await closePair(pair);
     }

@@ -144,8 +144,11 @@ Napi::Value TLSWrap::GetPeerCertChain(const Napi::CallbackInfo& info) {
   if (leaf == nullptr) return out;
   // Prefer the chain as verified (it ends at the trusted root); fall back to
   // what the peer sent. A server's view of the peer chain lacks the leaf.
+  // With `sent` true, what the peer sent, in its order (node:tls links
+  // getPeerX509Certificate()'s issuerCertificate that way).
+  bool sent = info.Length() > 0 && info[0].ToBoolean().Value();
   STACK_OF(X509)* chain = nullptr;
-  if (SSL_get_verify_result(ssl()) == X509_V_OK) chain = SSL_get0_verified_chain(ssl());
+  if (!sent && SSL_get_verify_result(ssl()) == X509_V_OK) chain = SSL_get0_verified_chain(ssl());
   uint32_t i = 0;
   if (chain == nullptr || sk_X509_num(chain) == 0) {
     chain = SSL_get_peer_cert_chain(ssl());

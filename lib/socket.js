@@ -144,6 +144,9 @@ function writeCanceledError() {
   return err;
 }
 
+// node:tls warns once per process about an IP address as the servername.
+let ipServernameWarned = false;
+
 function emitCloseNT(socket, hadError) {
   socket.emit('close', hadError);
 }
@@ -229,7 +232,14 @@ class TLSSocket extends net.Socket {
       if (typeof opts.ALPNCallback === 'function') this._enableALPNCallback(opts.ALPNCallback);
     } else {
       if (opts.session) this.setSession(opts.session);
-      if (opts.servername) this.setServername(opts.servername);
+      if (opts.servername) {
+        if (!ipServernameWarned && net.isIP(opts.servername)) {
+          ipServernameWarned = true;
+          process.emitWarning('Setting the TLS ServerName to an IP address is not permitted by RFC 6066. ' +
+                              'This will be ignored in a future version.', 'DeprecationWarning', 'DEP0123');
+        }
+        this.setServername(opts.servername);
+      }
       if (opts.requestOCSP) handle.requestOCSP();
     }
     if (opts.onread) this._setOnread(opts.onread);

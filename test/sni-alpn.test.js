@@ -205,6 +205,21 @@ describe('SNI', function () {
   });
 });
 
+describe('SNI: an IP address as the servername', function () {
+  // RFC 6066 forbids it; node:tls sends it anyway and warns once per process
+  // (DEP0123). In a child, for the once.
+  it('is sent, with one DEP0123 warning per process', async function () {
+    const { runChild, describeExit } = require('./run-child');
+    const run = await runChild('ip-servername.js');
+    assert.ok(run.code === 0 && run.result, describeExit(run));
+    assert.deepStrictEqual(run.result.seen, ['127.0.0.1', '127.0.0.1', '::1', 'localhost']);
+    const dep = run.result.warnings.filter((w) => w.code === 'DEP0123');
+    assert.strictEqual(dep.length, 1, JSON.stringify(run.result.warnings));
+    assert.strictEqual(dep[0].name, 'DeprecationWarning');
+    assert.match(dep[0].message, /^Setting the TLS ServerName to an IP address is not permitted by RFC 6066\./);
+  });
+});
+
 describe('ALPN', function () {
   const wire = (...names) => Buffer.concat(names.map((n) => Buffer.concat([Buffer.from([n.length]), Buffer.from(n)])));
 

@@ -152,9 +152,7 @@ function dropSession(cache, key, session) {
 function validateSignal(signal) {
   if (signal === null || typeof signal !== 'object' || typeof signal.aborted !== 'boolean' ||
       typeof signal.addEventListener !== 'function') {
-    const err = invalidArgType('signal', 'AbortSignal', signal);
-    err.message = err.message.replace('of type', 'an instance of');
-    throw err;
+    throw invalidArgType('signal', 'AbortSignal', signal);
   }
 }
 
@@ -190,6 +188,9 @@ function connect(...args) {
     minDHSize: 1024,
     ...given,
   };
+  // Anything but false rejects: an explicit undefined, null or 0 (spread over
+  // the default above) must not turn verification off. As node:tls.
+  options.rejectUnauthorized = options.rejectUnauthorized !== false;
   if (options.signal !== undefined) validateSignal(options.signal);
   // Made by the module's createSecureContext as it is now (programs replace
   // it), shared with earlier calls of equal context options where it is

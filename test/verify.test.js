@@ -92,6 +92,41 @@ describe('verify: client checks the server', function () {
     });
   });
 
+  // Only false turns verification off. An explicit undefined spread over the
+  // default, a null or a 0 from a config file must still reject.
+  for (const value of [undefined, null, 0, '']) {
+    it(`rejectUnauthorized: ${JSON.stringify(value) ?? 'undefined'} still rejects a self-signed server`, async function () {
+      await withServer(selfSignedServer(), async (server, port) => {
+        server.on('tlsClientError', () => {});
+        const seen = await follow(tlswrap.connect(clientOptions(port, { ca: undefined, rejectUnauthorized: value })));
+        assert.deepStrictEqual(seen.events, ['error']);
+        assert.strictEqual(seen.error.code, 'DEPTH_ZERO_SELF_SIGNED_CERT');
+      });
+    });
+  }
+
+  it('rejectUnauthorized: undefined through https.request still rejects', async function () {
+    const https = builtin ? require('node:https') : require('tlswrap/https');
+    const server = https.createServer(selfSignedServer(), (req, res) => res.end('secret'));
+    const port = await listen(server);
+    try {
+      const outcome = await new Promise((resolve) => {
+        const req = https.request({
+          host: '127.0.0.1', port, servername: 'localhost', agent: false, rejectUnauthorized: undefined,
+        }, (res) => {
+          res.resume();
+          resolve(`response ${res.statusCode}`);
+        });
+        req.on('error', (err) => resolve(`error ${err.code}`));
+        req.end();
+      });
+      assert.strictEqual(outcome, 'error DEPTH_ZERO_SELF_SIGNED_CERT');
+    } finally {
+      server.closeAllConnections();
+      await closeServer(server);
+    }
+  });
+
   for (const version of ['TLSv1.2', 'TLSv1.3']) {
     it(`data written before the handshake never reaches a server the client rejects, ${version}`, async function () {
       const received = [];

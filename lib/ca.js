@@ -117,13 +117,11 @@ function getCACertificates(type = 'default') {
 
 function setDefaultCACertificates(certs) {
   if (!Array.isArray(certs)) {
-    const err = invalidArgType('certs', 'Array', certs);
-    err.message = err.message.replace('must be of type Array', 'must be an instance of Array');
-    throw err;
+    throw invalidArgType('certs', 'Array', certs);
   }
   for (let i = 0; i < certs.length; i++) {
     if (typeof certs[i] !== 'string' && !ArrayBuffer.isView(certs[i])) {
-      throw invalidArgType(`certs[${i}]`, ['string', 'an instance of ArrayBufferView'], certs[i]);
+      throw invalidArgType(`certs[${i}]`, ['string', 'ArrayBufferView'], certs[i]);
     }
   }
   // One certificate per entry, duplicates once, as node reads them.

@@ -164,11 +164,12 @@ function configure(sc, options) {
     }
   }
   if (key) {
-    for (const one of Array.isArray(key) ? key : [key]) {
-      const pem = one && typeof one === 'object' && !ArrayBuffer.isView(one) ? one.pem : one;
+    // As node:tls: only an array's entries may be { pem, passphrase }.
+    const entries = Array.isArray(key) ? key : [{ pem: key, passphrase }];
+    for (const one of entries) {
+      const pem = one?.pem !== undefined ? one.pem : one;
       checkKeyOrCert('options.key', pem);
-      const pass = one && one.passphrase !== undefined ? one.passphrase : passphrase;
-      context.setKey(asPem(pem), pass);
+      context.setKey(asPem(pem), one?.passphrase !== undefined ? one.passphrase : passphrase);
     }
   }
 

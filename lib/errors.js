@@ -23,11 +23,42 @@ function describe(value) {
   return ` Received type ${typeof value} (${shown})`;
 }
 
+// "a, b, or c" / "a or b" / "a".
+function listed(items) {
+  if (items.length > 2) return `${items.slice(0, -1).join(', ')}, or ${items[items.length - 1]}`;
+  return items.join(' or ');
+}
+
+// The expected types the way node words them: primitive types first in lower
+// case, then classes as "an instance of ...", then anything else.
+const primitiveTypes = ['string', 'function', 'number', 'object', 'Function', 'Object', 'boolean', 'bigint', 'symbol'];
+
+function expectedTypes(expected) {
+  const types = [];
+  const instances = [];
+  const other = [];
+  for (const type of Array.isArray(expected) ? expected : [expected]) {
+    if (primitiveTypes.includes(type)) types.push(type.toLowerCase());
+    else if (/^([A-Z][a-z0-9]*)+$/.test(type)) instances.push(type);
+    else other.push(type);
+  }
+  // Next to classes, a plain object is one more class.
+  if (instances.length > 0 && types.includes('object')) {
+    types.splice(types.indexOf('object'), 1);
+    instances.push('Object');
+  }
+  const parts = [];
+  if (types.length > 0) parts.push(`${types.length > 1 ? 'one of type' : 'of type'} ${listed(types)}`);
+  if (instances.length > 0) parts.push(`an instance of ${listed(instances)}`);
+  if (other.length > 1) parts.push(`one of ${listed(other)}`);
+  else if (other.length === 1) parts.push(`${other[0].toLowerCase() !== other[0] ? 'an ' : ''}${other[0]}`);
+  return parts.join(' or ');
+}
+
 function invalidArgType(name, expected, value) {
-  const list = Array.isArray(expected) ? expected.join(' or ') : expected;
   const what = name.includes('.') ? 'property' : 'argument';
   return codedError(TypeError, 'ERR_INVALID_ARG_TYPE',
-                    `The "${name}" ${what} must be of type ${list}.${describe(value)}`);
+                    `The "${name}" ${what} must be ${expectedTypes(expected)}.${describe(value)}`);
 }
 
 // node's validateArray and friends: "must be an instance of Array".

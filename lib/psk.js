@@ -12,12 +12,6 @@ const { codedError, invalidArgType } = require('./errors');
 const HINT_FAILED = Number(process.versions.node.split('.')[0]) >= 23
   ? 'ERR_TLS_PSK_SET_IDENTITY_HINT_FAILED' : 'ERR_TLS_PSK_SET_IDENTIY_HINT_FAILED';
 
-// node's ERR_INVALID_ARG_TYPE for a list of classes.
-function notAnInstance(name, classes, value) {
-  const err = invalidArgType(name, 'X', value);
-  err.message = err.message.replace('must be of type X', `must be an instance of ${classes}`);
-  return err;
-}
 
 function invalidArgValue(name, value, reason) {
   let shown = inspect(value);
@@ -26,7 +20,7 @@ function invalidArgValue(name, value, reason) {
 }
 
 function validateBuffer(value, name) {
-  if (!ArrayBuffer.isView(value)) throw notAnInstance(name, 'Buffer, TypedArray, or DataView', value);
+  if (!ArrayBuffer.isView(value)) throw invalidArgType(name, ['Buffer', 'TypedArray', 'DataView'], value);
 }
 
 function checkLength(psk, maxPskLen) {
@@ -46,7 +40,7 @@ function serverAdapter(socket, callback) {
         psk = ret;
       } else {
         if (typeof ret !== 'object') {
-          throw notAnInstance('ret', 'Buffer, TypedArray, DataView, or Object', ret);
+          throw invalidArgType('ret', ['Buffer', 'TypedArray', 'DataView', 'Object'], ret);
         }
         psk = ret.psk;
         validateBuffer(psk, 'psk');

@@ -9,7 +9,7 @@
 
 const { executionAsyncId } = require('node:async_hooks');
 const net = require('node:net');
-const { getSystemErrorMap, getSystemErrorName } = require('node:util');
+const { getSystemErrorMap, getSystemErrorName, types: { isUint8Array } } = require('node:util');
 const binding = require('./binding');
 const { convertALPNProtocols, parseWire } = require('./alpn');
 const { attachKeylogFile } = require('./cli_flags');
@@ -256,13 +256,12 @@ class TLSSocket extends net.Socket {
     if (opts.isServer && socket && !awaitsConnect(socket)) this._start();
   }
 
+  // As net.Socket: an onread without a callback and a Uint8Array or a
+  // function for the buffer is ignored, and the socket emits 'data'.
   _setOnread(onread) {
-    if (typeof onread !== 'object') throw invalidArgType('options.onread', 'Object', onread);
+    if (typeof onread !== 'object') return;
     const { buffer, callback } = onread;
-    if (typeof callback !== 'function') throw invalidArgType('options.onread.callback', 'Function', callback);
-    if (typeof buffer !== 'function' && !ArrayBuffer.isView(buffer)) {
-      throw invalidArgType('options.onread.buffer', ['Uint8Array', 'Function'], buffer);
-    }
+    if (typeof callback !== 'function' || (typeof buffer !== 'function' && !isUint8Array(buffer))) return;
     this._onreadCallback = callback;
     if (typeof buffer === 'function') {
       // As node's: called once now and once after each callback; the

@@ -282,6 +282,41 @@ describe('bad certificates and keys in options', function () {
     }
   });
 
+  it("options of the wrong type: node:tls's TypeError, word for word", function () {
+    const tls = require('node:tls');
+    const { serverKey: key, serverCert: cert } = fixtures;
+    const cases = [
+      ['createServer', 'this is not valid'],
+      ['createServer', { key: true, cert }],
+      ['createServer', { key, cert: true }],
+      ['createServer', { key, cert, ca: 1 }],
+      ['createServer', { key, cert, ca: {} }],
+      ['createServer', { key, cert, ca: [fixtures.ca, true] }],
+      // Only an array's entries may be { pem, passphrase }.
+      ['createServer', { key: { pem: key }, cert }],
+      ['createServer', { key: [{ passphrase: 'x' }], cert }],
+      ['createSecureContext', { ciphers: 1 }],
+      ['createSecureContext', { ecdhCurve: 5 }],
+      ['createServer', { key, cert, SNICallback: 'x' }],
+      ['connect', { port: 1, host: '127.0.0.1', signal: {} }],
+    ];
+    const thrown = (impl, fn, arg) => {
+      try {
+        const made = impl[fn](arg);
+        if (made && typeof made.destroy === 'function') made.destroy();
+        if (made && typeof made.close === 'function') made.close();
+      } catch (err) {
+        return `${err.name} ${err.code}: ${err.message}`;
+      }
+      return 'no throw';
+    };
+    for (const [fn, arg] of cases) {
+      const expected = thrown(tls, fn, arg);
+      assert.match(expected, /^TypeError ERR_INVALID_ARG_TYPE: /, `${fn}(${JSON.stringify(arg)})`);
+      assert.strictEqual(thrown(tlswrap, fn, arg), expected, `${fn}(${JSON.stringify(arg)})`);
+    }
+  });
+
   it('createServer: bad key / bad cert throw synchronously, as createSecureContext does', function () {
     assert.throws(() => tlswrap.createServer({ key: garbage, cert: fixtures.serverCert }), badKey);
     assert.throws(() => tlswrap.createServer({ key: fixtures.serverKey, cert: garbage }), badCert);

@@ -34,6 +34,27 @@ describe('onread option', function () {
     server = null;
   });
 
+  it("an onread net.Socket would not take is ignored: the socket emits 'data'", async function () {
+    const server = tlswrap.createServer(serverOptions(), (s) => s.end('hello'));
+    const port = await listen(server);
+    try {
+      const called = [];
+      const callback = () => called.push('callback');
+      for (const onread of [{}, 'x', { buffer: 1, callback }, { buffer: Buffer.alloc(8) },
+        { buffer: new DataView(new ArrayBuffer(8)), callback }]) {
+        const client = tlswrap.connect(clientOptions(port, { onread }));
+        let got = '';
+        client.on('data', (d) => { got += d; });
+        await once(client, 'end');
+        client.destroy();
+        assert.strictEqual(got, 'hello', JSON.stringify(onread));
+      }
+      assert.deepStrictEqual(called, []);
+    } finally {
+      await closeServer(server);
+    }
+  });
+
   it('fills a fixed 1 KiB buffer with a 1 MiB burst, complete and in order', async function () {
     const port = await startServer();
     const buffer = Buffer.alloc(1024);

@@ -223,6 +223,7 @@ function connect(...args) {
     // The socket is attached below: node:tls takes its allowHalfOpen then.
     allowHalfOpen: options.socket ? !!options.socket.allowHalfOpen : options.allowHalfOpen,
   });
+  socket._releaseErrors();
   const transport = options.socket || net.connect({
     path: options.path,
     port: options.port,

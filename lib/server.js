@@ -62,6 +62,7 @@ function onServerSocketSecure() {
   }
   if (!this.destroyed && !this._controlReleased) {
     this._controlReleased = true;
+    this._releaseErrors();
     this.secureConnecting = false;
     this.server.emit('secureConnection', this);
   }

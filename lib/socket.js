@@ -245,6 +245,10 @@ class TLSSocket extends net.Socket {
     if (opts.onread) this._setOnread(opts.onread);
     const pskError = enablePsk(this, handle, opts);
 
+    // As node:tls: until connect() or the server takes a socket over, its
+    // errors go to '_tlsError' too, and a socket made by hand that nobody
+    // listens to does not throw them.
+    this.on('error', this._tlsError);
     this.on('newListener', onNewListener);
     attachKeylogFile(this);
 
@@ -469,6 +473,16 @@ class TLSSocket extends net.Socket {
       return;
     }
     this._emitTLSError(err);
+  }
+
+  _tlsError(err) {
+    this.emit('_tlsError', err);
+  }
+
+  // connect() at once, a server at 'secure': errors are the user's from now
+  // on, as with node:tls (unhandled, they throw).
+  _releaseErrors() {
+    this.removeListener('error', this._tlsError);
   }
 
   _emitTLSError(err) {

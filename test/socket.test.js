@@ -556,6 +556,49 @@ describe('socket: options and lifetime', function () {
 });
 
 describe('socket: wrapping existing streams', function () {
+  // node:tls gives every TLSSocket an 'error' listener that re-emits
+  // '_tlsError'; connect() drops it at once, a server at 'secureConnection'.
+  // A socket made by hand keeps it: unhandled, its errors do not throw.
+  it("a TLSSocket made by hand: a failed handshake is '_tlsError', not an uncaught 'error'", async function () {
+    const secureContext = tlswrap.createSecureContext(serverOptions());
+    const seen = [];
+    let done;
+    const closed = new Promise((resolve) => { done = resolve; });
+    const server = net.createServer((plain) => {
+      const t = new tlswrap.TLSSocket(plain, { isServer: true, secureContext });
+      t.on('_tlsError', (err) => seen.push(`_tlsError ${err.code}`));
+      t.on('close', () => done());
+    });
+    const port = await listen(server);
+    const peer = net.connect(port, '127.0.0.1', () => peer.write(Buffer.alloc(1024, 42)));
+    peer.on('error', () => {});
+    try {
+      await closed;
+      assert.deepStrictEqual(seen, ['_tlsError ERR_SSL_WRONG_VERSION_NUMBER']);
+    } finally {
+      peer.destroy();
+      await closeServer(server);
+    }
+  });
+
+  it("connect()'s sockets have no 'error' listener, a server's only the server's", async function () {
+    const server = tlswrap.createServer(serverOptions());
+    const accepted = once(server, 'secureConnection');
+    const port = await listen(server);
+    const client = tlswrap.connect(clientOptions(port));
+    try {
+      assert.strictEqual(client.listenerCount('error'), 0);
+      assert.strictEqual(new tlswrap.TLSSocket(null).listenerCount('error'), 1);
+      await once(client, 'secureConnect');
+      const [sock] = await accepted;
+      assert.strictEqual(sock.listenerCount('error'), 1); // the server's, for tlsClientError
+      sock.destroy();
+    } finally {
+      client.destroy();
+      await closeServer(server);
+    }
+  });
+
   it('STARTTLS: a plain line first, then new TLSSocket(netSocket, {isServer}) and connect({socket})', async function () {
     const secureContext = tlswrap.createSecureContext(serverOptions());
     let lineSeen;

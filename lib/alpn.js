@@ -11,13 +11,13 @@ function toWire(protocols) {
     if (ArrayBuffer.isView(p)) return Buffer.from(p.buffer, p.byteOffset, p.byteLength);
     throw invalidArgType(`protocols[${i}]`, ['string', 'Buffer', 'TypedArray', 'DataView'], p);
   });
-  for (const part of parts) {
+  parts.forEach((part, i) => {
     if (part.length > 255) {
       throw codedError(RangeError, 'ERR_OUT_OF_RANGE',
-                       'The byte length of the protocol at index is out of range. It must be <= 255. ' +
-                       `Received ${part.length}`);
+                       `The byte length of the protocol at index ${i} exceeds the maximum length. ` +
+                       `It must be <= 255. Received ${part.length}`);
     }
-  }
+  });
   const out = Buffer.allocUnsafe(parts.reduce((n, p) => n + 1 + p.length, 0));
   let at = 0;
   for (const part of parts) {

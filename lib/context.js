@@ -8,7 +8,7 @@ const { inspect } = require('node:util');
 const binding = require('./binding');
 const { defaultStore } = require('./ca');
 const defaults = require('./defaults');
-const { codedError, invalidArgInstance, invalidArgType } = require('./errors');
+const { codedError, invalidArgInstance, invalidArgType, validateInteger } = require('./errors');
 
 const { TLS1_VERSION, TLS1_1_VERSION, TLS1_2_VERSION, TLS1_3_VERSION } = binding.constants;
 
@@ -56,6 +56,36 @@ function isKeyOrCert(value) {
 function checkKeyOrCert(name, value) {
   if (!isKeyOrCert(value)) {
     throw invalidArgType(name, ['string', 'Buffer', 'TypedArray', 'DataView'], value);
+  }
+}
+
+// tlswrap has no OpenSSL engines: node's own answer where a build has none
+// (ERR_CRYPTO_CUSTOM_ENGINE_NOT_SUPPORTED), after node's checks of the types.
+function checkEngineOptions(options, key) {
+  const { clientCertEngine, privateKeyEngine, privateKeyIdentifier } = options;
+  const notSupported = () => codedError(Error, 'ERR_CRYPTO_CUSTOM_ENGINE_NOT_SUPPORTED',
+                                        'Custom engines not supported by this OpenSSL');
+  const absent = (value) => value === undefined || value === null;
+  if (!absent(privateKeyIdentifier)) {
+    if (absent(privateKeyEngine)) {
+      throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE',
+                       `The property 'options.privateKeyEngine' is invalid. Received ${inspect(privateKeyEngine)}`);
+    }
+    if (key) {
+      throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE',
+                       `The property 'options.privateKeyIdentifier' is invalid. Received ${inspect(privateKeyIdentifier)}`);
+    }
+    if (typeof privateKeyIdentifier !== 'string') {
+      throw invalidArgType('options.privateKeyIdentifier', ['string', 'null', 'undefined'], privateKeyIdentifier);
+    }
+    if (typeof privateKeyEngine !== 'string') {
+      throw invalidArgType('options.privateKeyEngine', ['string', 'null', 'undefined'], privateKeyEngine);
+    }
+    throw notSupported();
+  }
+  if (typeof clientCertEngine === 'string') throw notSupported();
+  if (!absent(clientCertEngine)) {
+    throw invalidArgType('options.clientCertEngine', ['string', 'null', 'undefined'], clientCertEngine);
   }
 }
 
@@ -168,8 +198,12 @@ function configure(sc, options) {
     const entries = Array.isArray(key) ? key : [{ pem: key, passphrase }];
     for (const one of entries) {
       const pem = one?.pem !== undefined ? one.pem : one;
+      const pass = one?.passphrase !== undefined ? one.passphrase : passphrase;
       checkKeyOrCert('options.key', pem);
-      context.setKey(asPem(pem), one?.passphrase !== undefined ? one.passphrase : passphrase);
+      if (pass !== undefined && pass !== null && typeof pass !== 'string') {
+        throw invalidArgType('options.passphrase', 'string', pass);
+      }
+      context.setKey(asPem(pem), pass);
     }
   }
 
@@ -199,21 +233,24 @@ function configure(sc, options) {
       context.loadPKCS12(typeof buf === 'string' ? Buffer.from(buf, 'latin1') : asPem(buf), pass);
     }
   }
-  if (sigalgs !== undefined) {
+  if (sigalgs !== undefined && sigalgs !== null) {
     if (typeof sigalgs !== 'string') throw invalidArgType('options.sigalgs', 'string', sigalgs);
     if (sigalgs === '') {
       throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE', "The property 'options.sigalgs' cannot be empty");
     }
     context.setSigalgs(sigalgs);
   }
-  if (ticketKeys !== undefined) {
+  if (ticketKeys !== undefined && ticketKeys !== null) {
+    if (!ArrayBuffer.isView(ticketKeys)) {
+      throw invalidArgType('options.ticketKeys', ['Buffer', 'TypedArray', 'DataView'], ticketKeys);
+    }
     // One key (node:tls) or several, newest first.
-    if (!Buffer.isBuffer(ticketKeys) || ticketKeys.length === 0 || ticketKeys.length % 48 !== 0) {
+    if (ticketKeys.byteLength === 0 || ticketKeys.byteLength % 48 !== 0) {
       throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE',
                        "The property 'options.ticketKeys' must be exactly 48 bytes " +
-                       '(or a multiple of 48: several keys, newest first)');
+                       `(or a multiple of 48: several keys, newest first). Received ${ticketKeys.byteLength}`);
     }
-    context.setTicketKeys(ticketKeys);
+    context.setTicketKeys(asPem(ticketKeys));
   }
   const rotation = options.ticketKeyRotation;
   if (rotation !== undefined) {
@@ -223,7 +260,11 @@ function configure(sc, options) {
     }
     context.setTicketRotation(rotation * 1000);
   }
-  if (sessionTimeout) context.setSessionTimeout(sessionTimeout);
+  if (sessionTimeout !== undefined && sessionTimeout !== null) {
+    validateInteger(sessionTimeout, 'options.sessionTimeout', 0, 2 ** 31 - 1);
+    context.setSessionTimeout(sessionTimeout);
+  }
+  checkEngineOptions(options, key);
   const { sessionCacheSize } = options;
   if (sessionCacheSize !== undefined) {
     if (!Number.isInteger(sessionCacheSize) || sessionCacheSize < 0) {

@@ -186,6 +186,9 @@ class Server extends net.Server {
       ticketKeyRotation: options.ticketKeyRotation,
       sessionCacheSize: options.sessionCacheSize,
       certificateCompression: options.certificateCompression,
+      clientCertEngine: options.clientCertEngine,
+      privateKeyEngine: options.privateKeyEngine,
+      privateKeyIdentifier: options.privateKeyIdentifier,
     });
   }
 
@@ -231,6 +234,7 @@ if (typeof nodeTls.Server.prototype.setOptions === 'function') {
     this.rejectUnauthorized = this.requestCert ? options.rejectUnauthorized !== false : false;
     if (options.ALPNProtocols) convertALPNProtocols(options.ALPNProtocols, this);
     if (options.sessionTimeout) this.sessionTimeout = options.sessionTimeout;
+    if (options.clientCertEngine) this.clientCertEngine = options.clientCertEngine;
   }, 'Server.prototype.setOptions() is deprecated', 'DEP0122');
 }
 

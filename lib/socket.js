@@ -228,6 +228,9 @@ class TLSSocket extends net.Socket {
     }
     if (enableTrace) handle.enableTrace();
     if (opts.isServer) {
+      if (opts.SNICallback && typeof opts.SNICallback !== 'function') {
+        throw invalidArgType('options.SNICallback', 'function', opts.SNICallback);
+      }
       if (opts.SNICallback || wantsOCSPRequest(opts)) handle.enableCertCb();
       if (typeof opts.ALPNCallback === 'function') this._enableALPNCallback(opts.ALPNCallback);
     } else {

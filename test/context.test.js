@@ -65,6 +65,55 @@ function assertOk(out, protocol) {
   }
 }
 
+describe("context: node:tls's checks of the options, word for word", function () {
+  const net = require('node:net');
+  const { serverKey: key, serverCert: cert } = fixtures;
+  const outcome = (fn) => {
+    try {
+      fn();
+    } catch (err) {
+      return `${err.name} ${err.code}: ${err.message}`;
+    }
+    return 'ok';
+  };
+  const cases = [
+    ['sessionTimeout not a number', (t) => t.createSecureContext({ sessionTimeout: 'abcd' })],
+    ['sessionTimeout -1', (t) => t.createSecureContext({ sessionTimeout: -1 })],
+    ['sessionTimeout 1.5', (t) => t.createSecureContext({ sessionTimeout: 1.5 })],
+    ['sessionTimeout 2 ** 31', (t) => t.createSecureContext({ sessionTimeout: 2 ** 31 })],
+    ['sessionTimeout 0', (t) => t.createSecureContext({ sessionTimeout: 0 })],
+    ['ticketKeys a string', (t) => t.createSecureContext({ ticketKeys: 'abcd' })],
+    ['ticketKeys a Uint8Array of 48', (t) => t.createSecureContext({ ticketKeys: new Uint8Array(48) })],
+    ['sigalgs and ticketKeys null', (t) => t.createSecureContext({ sigalgs: null, ticketKeys: null })],
+    ['passphrase a number, with a key', (t) => t.createSecureContext({ key, cert, passphrase: 1 })],
+    ['passphrase a number, no key', (t) => t.createSecureContext({ passphrase: 1 })],
+    ['clientCertEngine a number', (t) => t.createSecureContext({ clientCertEngine: 0 })],
+    ['privateKeyEngine a number', (t) => t.createSecureContext({ privateKeyIdentifier: 'x', privateKeyEngine: 0 })],
+    ['privateKeyIdentifier a number', (t) => t.createSecureContext({ privateKeyIdentifier: 0, privateKeyEngine: 'x' })],
+    ['privateKeyIdentifier without an engine', (t) => t.createSecureContext({ privateKeyIdentifier: 'x' })],
+    ['privateKeyIdentifier and a key', (t) => t.createSecureContext({ key, privateKeyIdentifier: 'x', privateKeyEngine: 'x' })],
+    ['a PFX without its key', (t) => t.createSecureContext({ pfx: fixture('server-nokey.pfx'), passphrase: 'sesame' })],
+    ['a PFX without a certificate', (t) => t.createSecureContext({ pfx: fixture('server-nocert.pfx'), passphrase: 'sesame' })],
+    ['an ALPN name over 255 bytes', (t) => t.createServer({ ALPNProtocols: ['a', 'b'.repeat(300)] })],
+    ['new TLSSocket, SNICallback a string', (t) => new t.TLSSocket(new net.Socket(), { isServer: true, SNICallback: 'x' })],
+    ['new TLSSocket, SNICallback an object', (t) => new t.TLSSocket(new net.Socket(), { isServer: true, SNICallback: {} })],
+    ['new TLSSocket, SNICallback false', (t) => new t.TLSSocket(new net.Socket(), { isServer: true, SNICallback: false })],
+  ];
+  for (const [what, fn] of cases) {
+    it(what, function () {
+      assert.strictEqual(outcome(() => fn(tlswrap)), outcome(() => fn(nodeTls)));
+    });
+  }
+
+  it('an engine named: ERR_CRYPTO_CUSTOM_ENGINE_NOT_SUPPORTED (tlswrap has no engines)', function () {
+    if (builtin) this.skip(); // node:tls tries to load the engine
+    const noEngines = { code: 'ERR_CRYPTO_CUSTOM_ENGINE_NOT_SUPPORTED', message: 'Custom engines not supported by this OpenSSL' };
+    assert.throws(() => tlswrap.createSecureContext({ clientCertEngine: 'dynamic' }), noEngines);
+    assert.throws(() => tlswrap.createSecureContext({ privateKeyIdentifier: 'k', privateKeyEngine: 'dynamic' }), noEngines);
+    assert.throws(() => tlswrap.createServer({ key, cert, clientCertEngine: 'dynamic' }), noEngines);
+  });
+});
+
 describe('context: key material', function () {
   it('createSecureContext({key, cert}) returns a context usable by a server (SNICallback) and connects', async function () {
     const ctx = tlswrap.createSecureContext({ key: fixtures.serverKey, cert: fixtures.serverCert });

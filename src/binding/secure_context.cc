@@ -368,9 +368,11 @@ void SecureContext::LoadPKCS12(const Napi::CallbackInfo& info) {
   if (!config::ReadPKCS12(bio.get(), pass, &key, &cert, &ca)) {
     ThrowReasonError(env, "Unable to load PFX certificate");
   }
-  if (!cert || !key) {
-    ThrowCodedError(env, "ERR_CRYPTO_OPERATION_FAILED", "PFX holds no certificate and key");
-  }
+  // node:tls's two messages.
+  if (!key)
+    ThrowCodedError(env, "ERR_CRYPTO_OPERATION_FAILED", "Unable to load private key from PFX data");
+  if (!cert)
+    ThrowCodedError(env, "ERR_CRYPTO_OPERATION_FAILED", "Unable to load certificate from PFX data");
   UseCertificateChain(std::move(cert), ca.get());
   SSL_CTX* ctx = Live();
   if (SSL_CTX_use_PrivateKey(ctx, key.get()) != 1) {

@@ -240,7 +240,7 @@ function connect(...args) {
     keepAliveInitialDelay: options.keepAliveInitialDelay,
     allowHalfOpen: options.allowHalfOpen,
   });
-  socket._attach(transport);
+  socket._attach(transport, !options.socket);
   socket._connectOptions = options;
   if (options.signal !== undefined) addAbortSignal(socket, options.signal);
   if (options.timeout) socket.setTimeout(options.timeout);

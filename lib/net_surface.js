@@ -19,7 +19,10 @@ class NetSurface {
   }
 
   get connecting() {
-    return !!(this._transport && this._transport.connecting);
+    // node:tls counts a TLS socket made without a socket as connecting until
+    // it is given one (connect()) or destroyed.
+    if (!this._transport) return this._madeBare && !this.destroyed;
+    return !!this._transport.connecting;
   }
 
   // net.Socket's constructor assigns it; here it is the transport's state.
@@ -67,8 +70,9 @@ class NetSurface {
     return this._transport ? this._transport.localFamily : undefined;
   }
 
+  // As net.Socket's: undefined once the socket has no handle.
   get bufferSize() {
-    return this.writableLength;
+    return this._handle ? this.writableLength : undefined;
   }
 
   address() {
@@ -143,6 +147,9 @@ class NetSurface {
 
   _refreshTimeout() {
     if (this._timer !== null) this._timer.refresh();
+    // As node:tls: activity refreshes the timeout of the socket underneath
+    // too, which sees none of it once the engine has taken the fd over.
+    if (this._native && this._transport.timeout) this._transport._unrefTimer();
   }
 }
 

@@ -9,6 +9,7 @@
 
 const { executionAsyncId } = require('node:async_hooks');
 const net = require('node:net');
+const { addAbortSignal } = require('node:stream');
 const { getSystemErrorMap, getSystemErrorName, types: { isUint8Array } } = require('node:util');
 const binding = require('./binding');
 const { convertALPNProtocols, parseWire } = require('./alpn');
@@ -163,6 +164,7 @@ class TLSSocket extends net.Socket {
     super({ allowHalfOpen, highWaterMark: opts.highWaterMark });
 
     this._tlsOptions = opts;
+    this._madeBare = !socket; // see connecting
     this._secureEstablished = false;
     this._controlReleased = false;
     this._started = false;
@@ -261,6 +263,8 @@ class TLSSocket extends net.Socket {
       return;
     }
     if (opts.isServer && socket && !awaitsConnect(socket)) this._start();
+    // As net.Socket's own option: an abort destroys the socket (AbortError).
+    if (opts.signal !== undefined) addAbortSignal(opts.signal, this);
   }
 
   // As net.Socket: an onread without a callback and a Uint8Array or a
@@ -306,8 +310,8 @@ class TLSSocket extends net.Socket {
     });
   }
 
-  _attach(transport) {
-    attachTransport(this, transport);
+  _attach(transport, own = false) {
+    attachTransport(this, transport, own);
   }
 
   _start() {

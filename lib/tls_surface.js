@@ -158,7 +158,7 @@ class TlsSurface {
       const transport = new net.Socket();
       transport.connect(...args);
       if (cb) this.once('connect', cb);
-      this._attach(transport);
+      this._attach(transport, true);
       return this;
     }
     if (typeof this._transport.connect !== 'function') {

@@ -9,6 +9,8 @@
 const net = require('node:net');
 
 const kOwner = Symbol('tlswrap.owner');
+const kOwnTransport = Symbol('tlswrap.ownTransport');
+const kAllowHalfOpen = Symbol('tlswrap.allowHalfOpen');
 
 // Transport listeners, `this` = the transport.
 function onTransportData(chunk) {
@@ -40,12 +42,18 @@ function onTransportConnect() {
   if (owner._handle === null) return;
   useTransport(owner);
   owner.emit('connect');
-  owner.emit('ready');
+  if (this[kOwnTransport]) owner.emit('ready');
   owner._start();
 }
-function onTransportLookup(err, address, family, host) {
-  this[kOwner].emit('lookup', err, address, family, host);
-}
+
+// A TCP socket the TLS socket made for itself (connect(), tlsSocket.connect())
+// is, to the user, the TLS socket: as node's net.Socket, it tells of its DNS
+// lookup and of each address it tries. A socket the caller passed in tells
+// its own listeners.
+const forwardedEvents = ['lookup', 'connectionAttempt', 'connectionAttemptFailed', 'connectionAttemptTimeout'];
+const forwarders = Object.fromEntries(forwardedEvents.map((name) => [name, function forward(...args) {
+  this[kOwner].emit(name, ...args);
+}]));
 
 // TLSWRAP_TRANSPORT=js keeps every connection on the generic transport.
 const nativeTransportDisabled = process.env.TLSWRAP_TRANSPORT === 'js';
@@ -95,19 +103,24 @@ class StandInHandle {
   setKeepAlive() { return 0; }
 }
 
-function attachTransport(socket, transport) {
+function attachTransport(socket, transport, own = false) {
   socket._transport = transport;
   socket._parent = transport;
   transport[kOwner] = socket;
+  transport[kOwnTransport] = own;
   // Half-close is the TLS layer's business (close_notify, then FIN once the
   // engine has flushed): a transport that ended itself on the peer's FIN
-  // would cut off ciphertext the engine still has to send.
-  if (typeof transport.allowHalfOpen === 'boolean') transport.allowHalfOpen = true;
+  // would cut off ciphertext the engine still has to send. A caller's socket
+  // gets its own value back if the engine takes the connection over.
+  if (typeof transport.allowHalfOpen === 'boolean') {
+    transport[kAllowHalfOpen] = transport.allowHalfOpen;
+    transport.allowHalfOpen = true;
+  }
   transport.on('error', onTransportError);
   transport.on('close', onTransportClose);
   if (awaitsConnect(transport)) {
     transport.once('connect', onTransportConnect);
-    transport.on('lookup', onTransportLookup);
+    if (own) for (const name of forwardedEvents) transport.on(name, forwarders[name]);
     return;
   }
   useTransport(socket);
@@ -136,7 +149,12 @@ function useTransport(socket) {
       socket._handle.receive(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
     }
   }
-  if (takeOver(socket, transport)) return;
+  if (takeOver(socket, transport)) {
+    if (!transport[kOwnTransport] && transport[kAllowHalfOpen] !== undefined) {
+      transport.allowHalfOpen = transport[kAllowHalfOpen];
+    }
+    return;
+  }
   transport.on('data', onTransportData);
   transport.on('end', onTransportEnd);
   transport.on('drain', onTransportDrain);

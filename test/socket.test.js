@@ -746,6 +746,106 @@ describe('socket: wrapping existing streams', function () {
 });
 
 describe('socket: construction and connecting, as node:tls', function () {
+  it('made without a socket: connecting and readyState opening until destroyed', function () {
+    const bare = new tlswrap.TLSSocket();
+    assert.strictEqual(bare.connecting, true);
+    assert.strictEqual(bare.readyState, 'opening');
+    bare.destroy();
+    assert.strictEqual(bare.connecting, false);
+  });
+
+  it('the signal option: an abort destroys the socket with an AbortError, before or after', async function () {
+    for (const early of [true, false]) {
+      const ac = new AbortController();
+      if (early) ac.abort();
+      const sock = new tlswrap.TLSSocket(undefined, { signal: ac.signal });
+      const failed = once(sock, 'error');
+      if (!early) ac.abort();
+      const [err] = await failed;
+      assert.strictEqual(err.name, 'AbortError');
+    }
+    assert.throws(() => new tlswrap.TLSSocket(undefined, { signal: {} }), { code: 'ERR_INVALID_ARG_TYPE' });
+  });
+
+  it("connect() reports each address it tries ('connectionAttempt', 'connectionAttemptFailed')", async function () {
+    // 127.0.0.2 refuses (nothing listens there), 127.0.0.1 answers: the same
+    // happy-eyeballs walk net.connect does, seen on the TLS socket.
+    const server = tlswrap.createServer(serverOptions(), (sock) => sock.end());
+    const port = await listen(server);
+    const events = [];
+    const client = tlswrap.connect({
+      host: 'localhost', port, ca: fixtures.ca, autoSelectFamily: true,
+      lookup: (host, opts, cb) => cb(null, [{ address: '127.0.0.2', family: 4 }, { address: '127.0.0.1', family: 4 }]),
+    });
+    for (const name of ['connectionAttempt', 'connectionAttemptFailed']) {
+      client.on(name, (address) => events.push(`${name} ${address}`));
+    }
+    try {
+      await once(client, 'secureConnect');
+      assert.deepStrictEqual(events.filter((e) => e.startsWith('connectionAttemptFailed')),
+        ['connectionAttemptFailed 127.0.0.2']);
+      assert.ok(events.includes('connectionAttempt 127.0.0.1'), events.join(', '));
+    } finally {
+      client.destroy();
+      await closeServer(server);
+    }
+  });
+
+  it("connect({ socket }) leaves the caller's socket as it was, and its events to it", async function () {
+    const server = tlswrap.createServer(serverOptions(), (sock) => sock.end('hello'));
+    const port = await listen(server);
+    const raw = new net.Socket({ allowHalfOpen: false });
+    const events = [];
+    const client = tlswrap.connect({ socket: raw, ca: fixtures.ca, servername: 'localhost' });
+    for (const name of ['lookup', 'connect', 'ready']) client.on(name, () => events.push(name));
+    // node:tls's stream wrapper, on the socket's own half-close, fails the
+    // close_notify write after it.
+    client.on('error', () => {});
+    raw.on('error', () => {});
+    raw.connect(port, 'localhost');
+    try {
+      await once(client, 'secureConnect');
+      assert.deepStrictEqual(events, ['connect']);
+      // The generic transport keeps the socket half-open, or it would end
+      // itself on the peer's FIN before the engine is done with it.
+      if (process.env.TLSWRAP_TRANSPORT !== 'js') assert.strictEqual(raw.allowHalfOpen, false);
+      client.resume();
+      await once(client, 'close');
+      assert.strictEqual(client.bufferSize, undefined);
+    } finally {
+      client.destroy();
+      await closeServer(server);
+    }
+  });
+
+  it('traffic refreshes the timeout of the socket underneath', async function () {
+    const server = tlswrap.createServer(serverOptions(), (sock) => {
+      let n = 0;
+      const timer = setInterval(() => {
+        if (++n === 8) {
+          clearInterval(timer);
+          sock.end();
+        } else {
+          sock.write('x');
+        }
+      }, 40);
+      sock.on('close', () => clearInterval(timer));
+    });
+    const port = await listen(server);
+    const raw = net.connect(port, '127.0.0.1');
+    let timeouts = 0;
+    raw.setTimeout(150, () => { timeouts++; });
+    const client = tlswrap.connect({ socket: raw, ca: fixtures.ca, servername: 'localhost' });
+    try {
+      client.resume();
+      await once(client, 'end');
+      assert.strictEqual(timeouts, 0);
+    } finally {
+      client.destroy();
+      await closeServer(server);
+    }
+  });
+
   // node:tls's client TLSSocket made without a socket connects its own TCP
   // socket; the handshake runs (at the latest with the first write), 'secure'
   // comes, 'secureConnect' does not (that is tls.connect()'s).

@@ -498,6 +498,32 @@ describe('session resumption, TLS 1.2 session IDs (no tickets)', function () {
   });
 });
 
+// node:tls asks the application's store only for a ClientHello whose
+// session_ticket extension is empty: a ticket resumes on its own. A TLS 1.3
+// hello resuming by PSK sends that extension empty, with a random legacy
+// session id (middlebox compatibility), so node:tls asks for that id.
+describe("'resumeSession' and session tickets", function () {
+  for (const [version, expected] of [['TLSv1.2', 0], ['TLSv1.3', 1]]) {
+    it(`${version}: resuming by ticket asks 'resumeSession' ${expected} time(s), as node:tls`, async function () {
+      const { server, port } = await startServer({ maxVersion: version });
+      try {
+        let asked = 0;
+        server.on('resumeSession', (id, cb) => {
+          asked++;
+          cb(null, null);
+        });
+        const first = await connectOnce(server, port);
+        asked = 0;
+        const again = await connectOnce(server, port, { session: first.sessions[0] });
+        assert.strictEqual(again.reused, true);
+        assert.strictEqual(asked, expected);
+      } finally {
+        await closeServer(server);
+      }
+    });
+  }
+});
+
 // tlswrap's own: node:tls servers keep no session-ID cache of their own.
 (builtin ? describe.skip : describe)('sessionCacheSize: the server keeps TLS 1.2 session IDs itself', function () {
   const servers = [];

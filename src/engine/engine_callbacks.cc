@@ -226,7 +226,16 @@ int Engine::ClientHelloCallback(SSL* ssl, int* /*alert*/, void* /*arg*/) {
   if (engine->resume_ == Pause::kWaiting) return SSL_CLIENT_HELLO_RETRY;
   const unsigned char* id = nullptr;
   size_t len = SSL_client_hello_get0_session_id(ssl, &id);
-  if (len == 0 || SSL_client_hello_isv2(ssl)) {
+  // As node:tls: a non-empty session_ticket extension resumes on its own, so
+  // the application's store is not asked. Only that extension counts: a TLS
+  // 1.3 hello resuming by PSK carries an empty one (and a legacy session id
+  // for middlebox compatibility), and node:tls asks for that id.
+  const unsigned char* ticket = nullptr;
+  size_t ticket_len = 0;
+  bool has_ticket =
+      SSL_client_hello_get0_ext(ssl, TLSEXT_TYPE_session_ticket, &ticket, &ticket_len) == 1 &&
+      ticket_len > 0;
+  if (len == 0 || has_ticket || SSL_client_hello_isv2(ssl)) {
     engine->resume_ = Pause::kDone;
     return SSL_CLIENT_HELLO_SUCCESS;
   }

@@ -42,6 +42,12 @@ class HandshakeEvents {
   _onHandshakeDone() {
     const handle = this._handle;
     if (handle === null) return;
+    // As node:tls: a server's 'secure' (so 'secureConnection') waits for the
+    // 'newSession' callbacks of its handshake, as its Finished does.
+    if (this._newSessionsPending > 0) {
+      this._securePending = true;
+      return;
+    }
     this.alpnProtocol = handle.getALPNProtocol();
     if (this.servername === null || this._tlsOptions.isServer) this.servername = handle.getServername();
     this._secureEstablished = true;
@@ -124,8 +130,14 @@ class HandshakeEvents {
     const done = () => {
       if (called || this._handle !== handle) return;
       called = true;
+      this._newSessionsPending--;
       handle.newSessionDone();
+      if (this._newSessionsPending === 0 && this._securePending && this._handle === handle) {
+        this._securePending = false;
+        this._onHandshakeDone();
+      }
     };
+    this._newSessionsPending++;
     if (this.server) this.server.emit('newSession', id, data, done);
     else done();
   }

@@ -173,6 +173,8 @@ class TLSSocket extends net.Socket {
     this._hadError = false;
     this._enginePaused = false;
     this._pauseAfterHandshake = false; // pause() with onread before the handshake is done
+    this._newSessionsPending = 0; // 'newSession' callbacks not called yet
+    this._securePending = false; // handshake done, 'secure' waits for them
     this._finalCallback = null;
     this._writeCallback = null;
     this._flushedCallback = null;

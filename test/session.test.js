@@ -604,6 +604,40 @@ describe("newSession holds the server's handshake until its callback", function 
   it("TLS 1.3 stateful tickets: the client's 'session' comes after the session is stored", async function () {
     await check({ minVersion: 'TLSv1.3', secureOptions: SSL_OP_NO_TICKET }, 'session');
   });
+
+  // node:tls's order: a TLS 1.2 server is not 'secure' until the session is
+  // stored; TLS 1.3 sessions (tickets) come after the handshake, so there
+  // 'secureConnection' does not wait.
+  for (const [version, expected] of [
+    ['TLSv1.2', ['newSession', 'stored', 'secureConnection', 'secureConnect']],
+    ['TLSv1.3', ['secureConnect', 'secureConnection', 'newSession', 'newSession', 'stored', 'stored']],
+  ]) {
+    it(`${version}: the server's 'secureConnection' and the callback, in node:tls's order`, async function () {
+      const { server, port } = await startServer({ maxVersion: version, secureOptions: SSL_OP_NO_TICKET });
+      servers.push(server);
+      const order = [];
+      let stored = 0;
+      const allStored = new Promise((resolve) => {
+        server.on('newSession', (id, data, cb) => {
+          order.push('newSession');
+          setTimeout(() => {
+            order.push('stored');
+            cb();
+            if (++stored === (version === 'TLSv1.2' ? 1 : 2)) resolve();
+          }, 100);
+        });
+      });
+      // Listeners, not promises: the order is of the events themselves.
+      server.on('secureConnection', () => order.push('secureConnection'));
+      const serverSide = once(server, 'secureConnection');
+      const client = tlswrap.connect(clientOptions(port, { maxVersion: version }));
+      client.on('secureConnect', () => order.push('secureConnect'));
+      await Promise.all([once(client, 'secureConnect'), serverSide, allStored]);
+      client.end();
+      await once(client, 'close');
+      assert.deepStrictEqual(order, expected);
+    });
+  }
 });
 
 describe('ticket key option checks', function () {

@@ -126,6 +126,30 @@ for (const version of ['TLSv1.2', 'TLSv1.3']) {
         assert.strictEqual(still.reused, true);
       });
 
+    // TLS 1.3: OpenSSL servers send two tickets together, and the first
+    // 'session' must not see the second one already taken in.
+    it("in each 'session' listener, getSession() is that session and getTLSTicket() its ticket",
+      async function () {
+        const { port } = await start();
+        const client = tlswrap.connect(clientOptions(port));
+        const expected = version === 'TLSv1.2' ? 1 : 2;
+        const seen = [];
+        await new Promise((resolve) => {
+          client.on('session', (session) => {
+            const ticket = ticketRange(session);
+            seen.push({
+              getSession: session.equals(client.getSession()),
+              getTLSTicket: session.subarray(ticket.start, ticket.start + ticket.length)
+                .equals(client.getTLSTicket()),
+            });
+            if (seen.length === expected) resolve();
+          });
+        });
+        client.end();
+        await once(client, 'close');
+        assert.deepStrictEqual(seen, Array(expected).fill({ getSession: true, getTLSTicket: true }));
+      });
+
     it('getSession() is the latest session and resumes too', async function () {
       const { server, port } = await start();
       const first = await connectOnce(server, port);

@@ -154,7 +154,7 @@ int BioWrite(BIO* bio, const char* data, int len) {
 int BioRead(BIO* bio, char* out, int len) {
   BIO_clear_retry_flags(bio);
   CipherBuffer* buffer = BufferOf(bio);
-  if (buffer->empty()) {
+  if (buffer->empty() || buffer->reads_held()) {
     BIO_set_retry_read(bio);
     return -1;
   }
@@ -166,7 +166,7 @@ long BioCtrl(BIO* bio, int cmd, long num, void* ptr) {
   (void)ptr;
   switch (cmd) {
     case BIO_CTRL_PENDING:
-      return static_cast<long>(BufferOf(bio)->size());
+      return BufferOf(bio)->reads_held() ? 0 : static_cast<long>(BufferOf(bio)->size());
     case BIO_CTRL_WPENDING:
       return 0;
     case BIO_CTRL_FLUSH:

@@ -56,6 +56,10 @@ class CipherBuffer {
   // ask to be retried (SSL_ERROR_WANT_READ), they never report EOF: the
   // transport tells the engine about EOF itself.
   static BIO* NewBio(CipherBuffer* buffer);
+  // While held, the BIO reads as empty whatever is buffered: OpenSSL stops
+  // at the next record boundary (SSL_ERROR_WANT_READ).
+  void set_reads_held(bool held) { reads_held_ = held; }
+  bool reads_held() const { return reads_held_; }
 
  private:
   struct Block {
@@ -73,6 +77,7 @@ class CipherBuffer {
   Fifo<Block> blocks_;
   size_t size_ = 0;
   uint64_t committed_ = 0;
+  bool reads_held_ = false;
 };
 
 }  // namespace tlswrap

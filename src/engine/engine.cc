@@ -245,6 +245,7 @@ void Engine::TakeEvents(Batch* out) {
     events_.clear();
   }
   read_fill_ = 0;
+  enc_in_.set_reads_held(false);
 }
 
 bool Engine::ClearOut(Batch* out) {
@@ -313,8 +314,9 @@ bool Engine::ClearOut(Batch* out) {
     QueueEvent(EventType::kEnd);
   } else if (err == SSL_ERROR_SSL || err == SSL_ERROR_SYSCALL) {
     Fail(std::move(failure));
-  } else if (err == SSL_ERROR_WANT_READ && transport_eof_ && !full) {
+  } else if (err == SSL_ERROR_WANT_READ && transport_eof_ && !full && !enc_in_.reads_held()) {
     // The peer closed TCP without close_notify: node:tls treats it as EOF.
+    // (Not while reads are held: what is buffered behind them comes first.)
     read_closed_ = true;
     QueueEvent(EventType::kEnd);
   }

@@ -61,6 +61,10 @@ int Engine::NewSessionCallback(SSL* ssl, SSL_SESSION* session) {
     engine->QueueEvent(EventType::kNewSession, std::move(payload));
   } else {
     engine->QueueEvent(EventType::kSession, std::move(der));
+    // No record after this one is read until the event is handed over:
+    // getSession()/getTLSTicket() in a 'session' listener read the live SSL,
+    // which a second ticket in the same read would already have replaced.
+    engine->enc_in_.set_reads_held(true);
   }
   return 0;  // we keep no reference to `session`
 }

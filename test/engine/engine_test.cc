@@ -113,16 +113,59 @@ TEST(session_event_between_data_it_came_between) {
   p.server.Run();
   p.server.Write(after);
   p.server.Run();
-  // Data, ticket and data reach the client together: one read sees them all.
+  // Data, ticket and data reach the client together: one read takes the
+  // data up to the ticket, and the session ends that batch (nothing after it
+  // is read until it is delivered); the rest is the next batch.
   CHECK(p.Transfer(p.server, p.client));
   p.client.data_batches = 0;
   p.client.Run();
-  CHECK_EQ(p.client.data_batches, 1u);
+  CHECK_EQ(p.client.data_batches, 2u);
   CHECK(p.client.received.substr(base) == before + after);
   const Seen* session = p.client.Find(EventType::kSession);
   CHECK(session != nullptr);
   CHECK_EQ(session->at, base + before.size());
   CHECK_EQ(p.client.Count(EventType::kSession), 1u);
+}
+
+// Two tickets read at once: as each session is delivered, the client's SSL
+// holds that session, not the next one (what getSession() reads), and a
+// transport EOF behind them waits for everything before it.
+std::string Der(SSL_SESSION* session) {
+  int len = i2d_SSL_SESSION(session, nullptr);
+  CHECK(len > 0);
+  std::string der(static_cast<size_t>(len), '\0');
+  auto* p = reinterpret_cast<unsigned char*>(&der[0]);
+  i2d_SSL_SESSION(session, &p);
+  return der;
+}
+
+TEST(each_session_is_the_live_one_when_delivered) {
+  Pair p(kTls13);
+  p.Handshake();
+  p.client.events.clear();
+  size_t base = p.client.received.size();
+  std::string data = Pattern(300, 6);
+  CHECK(p.server.engine->NewSessionTicket());
+  p.server.Run();
+  CHECK(p.server.engine->NewSessionTicket());
+  p.server.Run();
+  p.server.Write(data);
+  p.server.Run();
+  CHECK(p.Transfer(p.server, p.client));
+  p.client.engine->ReceiveEOF();
+  size_t matched = 0;
+  p.client.on_event = [&](const Seen& s) {
+    if (s.type != EventType::kSession) return;
+    CHECK(s.payload == Der(SSL_get_session(p.client.engine->ssl())));
+    matched++;
+  };
+  p.client.Run();
+  CHECK_EQ(matched, 2u);
+  CHECK(p.client.received.substr(base) == data);
+  const Seen* end = p.client.Find(EventType::kEnd);
+  CHECK(end != nullptr);
+  CHECK_EQ(end->at, base + data.size());
+  CHECK(p.client.events.back().type == EventType::kEnd);
 }
 
 // A write that reaches the engine after the ticket was asked for, before

@@ -107,6 +107,7 @@ void Endpoint::Deliver(const Batch& batch) {
     received.append(batch.data + pos, e.offset - pos);
     pos = e.offset;
     events.push_back(Seen{e.type, received.size(), e.value, e.payload});
+    if (on_event) on_event(events.back());
   }
   if (batch.len > pos) received.append(batch.data + pos, batch.len - pos);
   clear_.clear();

@@ -74,6 +74,8 @@ class Endpoint : public Engine::Delegate {
   // After each Step(), before its ciphertext is taken (the fuzzers check
   // buffer bounds here).
   std::function<void()> on_step;
+  // As each event is delivered, after the plaintext before it.
+  std::function<void(const Seen&)> on_event;
   std::function<int(const unsigned char*, unsigned int)> on_select_alpn;
   // Unset: no key.
   std::function<unsigned int(const char*, unsigned char*, unsigned int)> on_psk_server;

@@ -9,6 +9,7 @@
 const net = require('node:net');
 
 const kOwner = Symbol('tlswrap.owner');
+const UV_EBADF = -require('node:os').constants.errno.EBADF;
 const kOwnTransport = Symbol('tlswrap.ownTransport');
 const kAllowHalfOpen = Symbol('tlswrap.allowHalfOpen');
 
@@ -91,6 +92,17 @@ class StandInHandle {
   close(cb) {
     if (typeof cb === 'function') process.nextTick(cb);
   }
+
+  // The fd's bytes are the TLS socket's now: a write to the net.Socket
+  // underneath fails (EBADF) rather than go into the middle of the TLS
+  // stream, as it would with node:tls.
+  writeBuffer() { return UV_EBADF; }
+  writev() { return UV_EBADF; }
+  writeUtf8String() { return UV_EBADF; }
+  writeLatin1String() { return UV_EBADF; }
+  writeAsciiString() { return UV_EBADF; }
+  writeUcs2String() { return UV_EBADF; }
+  shutdown() { return UV_EBADF; }
 
   readStart() { return 0; }
   readStop() { return 0; }

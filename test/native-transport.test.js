@@ -237,6 +237,32 @@ describe('connection lifetime over TCP', function () {
 });
 
 describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
+  // node:tls would put such bytes on the wire, into the middle of the TLS
+  // stream; once the engine holds the fd, tlswrap fails the write instead.
+  it('a write to the net.Socket underneath fails with EBADF and ends the connection, no crash', async function () {
+    if (!expectNative) this.skip();
+    const server = tlswrap.createServer(serverOptions(), (sock) => {
+      sock.on('error', () => {});
+      sock.resume();
+    });
+    const port = await listen(server);
+    const raw = net.connect(port, '127.0.0.1');
+    const client = tlswrap.connect({ socket: raw, ca: fixtures.ca, servername: 'localhost' });
+    try {
+      await once(client, 'secureConnect');
+      const rawError = once(raw, 'error');
+      const closed = once(client, 'close');
+      raw.write('not TLS');
+      const [err] = await rawError;
+      assert.strictEqual(err.code, 'EBADF');
+      assert.strictEqual(err.syscall, 'write');
+      await closed;
+    } finally {
+      client.destroy();
+      await closeServer(server);
+    }
+  });
+
   // A plain TCP connection on loopback, both ends connected, to upgrade.
   // track() adds a socket (errors ignored) to what close() destroys.
   async function plainTcpPair() {

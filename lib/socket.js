@@ -62,9 +62,15 @@ function onEngineCiphertext(chunk) {
 }
 // A ciphertext write the Duplex completed (`this` = the transport): the
 // engine completes plaintext writes only once their ciphertext is this far.
-function onCiphertextFlushed() {
+function onCiphertextFlushed(err) {
   const owner = this[kOwner];
-  if (owner && owner._handle !== null) owner._handle.ciphertextFlushed();
+  if (!owner || owner._handle === null) return;
+  // Failed once end() reached the engine, with every write of the user's
+  // done: it held only our close_notify (or a reply), so, as node:tls
+  // ignores write errors after shutdown, the transport's 'error' for it is
+  // not the socket's (lib/transport.js).
+  if (err && owner._shutdownRequested && owner._writeCallback === null) owner._ignoredTransportError = err;
+  owner._handle.ciphertextFlushed();
 }
 
 // The engine reports key material only once someone listens for it.
@@ -176,6 +182,9 @@ class TLSSocket extends net.Socket {
     this._newSessionsPending = 0; // 'newSession' callbacks not called yet
     this._securePending = false; // handshake done, 'secure' waits for them
     this._finalCallback = null;
+    this._shutdownRequested = false; // _final() ran: the engine sends close_notify
+    this._ignoredTransportError = null;
+    this._transportFinish = null; // ends the wait for the transport to finish
     this._writeCallback = null;
     this._flushedCallback = null;
     this._writeId = 0;
@@ -518,10 +527,12 @@ class TLSSocket extends net.Socket {
     const finish = () => {
       if (done) return;
       done = true;
+      this._transportFinish = null;
       transport.removeListener('finish', finish);
       transport.removeListener('close', finish);
       cb();
     };
+    this._transportFinish = finish;
     transport.once('finish', finish);
     transport.once('close', finish);
     if (!transport.writableEnded) transport.end();
@@ -589,6 +600,7 @@ class TLSSocket extends net.Socket {
       cb();
       return;
     }
+    this._shutdownRequested = true;
     if (!this._started && !this._startWanted) {
       // Nothing was ever said on the wire: just end the transport.
       this._finalCallback = cb;

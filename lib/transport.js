@@ -26,12 +26,19 @@ function onTransportEnd() {
   if (handle !== null) handle.receiveEOF();
 }
 function onTransportError(err) {
-  this[kOwner].destroy(err);
+  const owner = this[kOwner];
+  // A write failed after end() (see onCiphertextFlushed): the socket still
+  // finishes, then closes with the transport.
+  if (err === owner._ignoredTransportError) return;
+  owner.destroy(err);
 }
 function onTransportClose() {
   const owner = this[kOwner];
   if (owner.destroyed) return;
   if (owner._handle !== null) owner._handle.receiveEOF();
+  // The wait for the transport to finish is over: 'finish' comes before
+  // 'close', as it does when node's shutdown fails.
+  if (owner._transportFinish !== null) owner._transportFinish();
   owner.destroy();
 }
 function onTransportDrain() {

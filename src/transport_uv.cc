@@ -77,7 +77,7 @@ void UvTransport::OnRead(uv_stream_t* stream, ssize_t nread, const uv_buf_t* /*b
     self->owner_->OnTransportEOF();
   } else if (nread < 0) {
     self->ReadStop();
-    self->owner_->OnTransportError(static_cast<int>(nread), "read");
+    self->owner_->OnTransportReadError(static_cast<int>(nread));
   }
 }
 
@@ -105,8 +105,7 @@ void UvTransport::Flush() {
     int written = uv_try_write(stream(), bufs, static_cast<unsigned int>(n));
     if (written == UV_EAGAIN || written == UV_ENOSYS) written = 0;
     if (written < 0) {
-      pending_.Clear();
-      owner_->OnTransportError(written, "write");
+      WriteFailed(written);
       return;
     }
     pending_.Consume(static_cast<size_t>(written));
@@ -125,8 +124,7 @@ void UvTransport::Flush() {
                        OnWrite);
     if (err != 0) {
       in_flight_ = 0;
-      pending_.Clear();
-      owner_->OnTransportError(err, "write");
+      WriteFailed(err);
     }
     return;
   }
@@ -140,12 +138,19 @@ void UvTransport::OnWrite(uv_write_t* req, int status) {
   self->in_flight_ = 0;
   if (status == UV_ECANCELED || self->closing_) return;
   if (status < 0) {
-    self->pending_.Clear();
-    self->owner_->OnTransportError(status, "write");
+    self->WriteFailed(status);
     return;
   }
   self->Flush();
   if (!self->closing_) self->owner_->OnTransportDrain();
+}
+
+void UvTransport::WriteFailed(int err) {
+  pending_.Clear();
+  owner_->OnTransportWriteError(err);
+  // The owner may ignore it (after its close_notify, as node:tls does): the
+  // half-close it asked for must still come, or it would wait for ever.
+  MaybeShutdown();
 }
 
 bool UvTransport::Shutdown() {

@@ -21,7 +21,9 @@ class UvTransport : public Transport {
    public:
     virtual void OnTransportRead() = 0;  // new bytes are in the input buffer
     virtual void OnTransportEOF() = 0;
-    virtual void OnTransportError(int uv_error, const char* syscall) = 0;
+    virtual void OnTransportReadError(int uv_error) = 0;
+    // What was pending is dropped; a shutdown asked for still happens.
+    virtual void OnTransportWriteError(int uv_error) = 0;
     // A write completed (flushed() grew); blocked() may have changed.
     virtual void OnTransportDrain() = 0;
     virtual void OnTransportShutdown() = 0;
@@ -71,6 +73,7 @@ class UvTransport : public Transport {
   static void OnClose(uv_handle_t* handle);
   static void OnAbandonedClose(uv_handle_t* handle);
   void Flush();
+  void WriteFailed(int err);
   void MaybeShutdown();
   uv_stream_t* stream() { return reinterpret_cast<uv_stream_t*>(&tcp_); }
 

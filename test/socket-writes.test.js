@@ -3,7 +3,7 @@
 // Writes on a tlswrap TLSSocket, as node:tls users rely on them: what a
 // write callback promises, write()'s return value and 'drain', writes cut
 // off by destroy(), a queued write whose memory is detached, and end() to a
-// peer that resets on our close_notify.
+// peer that resets on our close_notify, or that is gone before it.
 
 const assert = require('node:assert');
 const net = require('node:net');
@@ -243,4 +243,42 @@ describe('socket: a peer that resets on our close_notify', function () {
       await closeServer(server);
     }
   });
+});
+
+describe('socket: a peer gone before our close_notify', function () {
+  // The server writes, then destroy()s its socket: FIN, no close_notify. The
+  // client writes once from its 'end' listener (the kernel takes it; the
+  // server's kernel answers with a reset), then ends: its close_notify meets
+  // the reset, EPIPE. As node:tls, a write error after end() is not an
+  // error of the socket: the write that was taken succeeds, then 'finish'
+  // and 'close', no 'error'. At once: allowHalfOpen false ends the socket
+  // right after 'end'; later: the reset has surely come back by then.
+  for (const when of ['at once', 'later']) {
+    it(`end() ${when} after writing to a peer that closed: no EPIPE, 'finish' then 'close'`, async function () {
+      const server = tlswrap.createServer(serverOptions(), (s) => {
+        s.on('error', () => {});
+        s.write('hi', () => setTimeout(() => s.destroy(), 50));
+      });
+      const port = await listen(server);
+      const client = tlswrap.connect(clientOptions(port, { allowHalfOpen: when === 'later' }));
+      try {
+        const events = [];
+        client.on('data', () => events.push('data'));
+        client.on('end', () => {
+          events.push('end');
+          client.write('late', (err) => {
+            events.push(err ? `write ${err.code}` : 'write ok');
+            if (when === 'later') setTimeout(() => client.end(), 100);
+          });
+        });
+        client.on('finish', () => events.push('finish'));
+        client.on('error', (e) => events.push(`error ${e.code} ${e.syscall}`));
+        await closed(client);
+        assert.deepStrictEqual(events, ['data', 'end', 'write ok', 'finish']);
+      } finally {
+        client.destroy();
+        await closeServer(server);
+      }
+    });
+  }
 });

@@ -106,7 +106,8 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   // UvTransport::Owner: libuv callbacks, with no JS on the stack.
   void OnTransportRead() override;
   void OnTransportEOF() override;
-  void OnTransportError(int uv_error, const char* syscall) override;
+  void OnTransportReadError(int uv_error) override;
+  void OnTransportWriteError(int uv_error) override;
   void OnTransportDrain() override;
   void OnTransportShutdown() override;
   void OnTransportClosed() override;

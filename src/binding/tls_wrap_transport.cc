@@ -84,11 +84,19 @@ void TLSWrap::OnTransportEOF() {
   });
 }
 
-void TLSWrap::OnTransportError(int uv_error, const char* syscall) {
-  // Also from inside Flush(), under a cycle: then the cycle delivers it.
-  FromLoop([this, uv_error, syscall] {
+void TLSWrap::OnTransportReadError(int uv_error) {
+  FromLoop([this, uv_error] {
     if (dead()) return;
-    engine_->TransportError(-uv_error, syscall);
+    engine_->TransportError(-uv_error, "read");
+    Cycle();
+  });
+}
+
+void TLSWrap::OnTransportWriteError(int uv_error) {
+  // Also from inside Flush(), under a cycle: then the cycle delivers it.
+  FromLoop([this, uv_error] {
+    if (dead()) return;
+    engine_->TransportWriteError(-uv_error);
     Cycle();
   });
 }

@@ -142,6 +142,11 @@ void Engine::TransportError(int error, const char* syscall) {
   QueueEvent(EventType::kTransportError, syscall, static_cast<uint64_t>(error));
 }
 
+void Engine::TransportWriteError(int error) {
+  if (shutdown_ != CloseState::kNone && writes_.empty() && done_.empty() && !retrying_) return;
+  TransportError(error, "write");
+}
+
 void Engine::Destroy() {
   phase_ = Phase::kDestroyed;
   writes_.clear();

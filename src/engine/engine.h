@@ -130,6 +130,11 @@ class Engine {
   void Shutdown();
   void ReceiveEOF();
   void TransportError(int error, const char* syscall);
+  // A write to the transport failed: an error of the connection, unless
+  // Shutdown() was asked for and no write of the embedder's is outstanding.
+  // Then what was lost is ours (close_notify, a reply) and the peer is
+  // gone: as node:tls, it is ignored and the read side tells what happened.
+  void TransportWriteError(int error);
   void SetTransportBlocked(bool blocked) {
     transport_blocked_ = blocked;
     if (!blocked) reply_backlog_ = 0;

@@ -234,6 +234,47 @@ TEST(input_after_transport_error_is_dropped) {
   FloodAfterReadClosed(true);
 }
 
+// As node:tls: a transport write that fails once shutdown was asked for,
+// with no write of the embedder's outstanding, lost only our close_notify;
+// no error, and the read side still reports its own.
+TEST(write_error_after_shutdown_is_not_an_error) {
+  Pair p(kTls13);
+  p.Handshake();
+  p.client.engine->Shutdown();
+  p.client.Run();
+  CHECK_EQ(p.client.Count(EventType::kShutdown), 1u);
+  p.client.engine->TransportWriteError(32);
+  p.client.Run();
+  CHECK(p.client.Find(EventType::kTransportError) == nullptr);
+  p.client.engine->TransportError(104, "read");
+  p.client.Run();
+  const Seen* error = p.client.Find(EventType::kTransportError);
+  CHECK(error != nullptr);
+  CHECK_EQ(error->value, 104u);
+  CHECK(error->payload == "read");
+}
+
+// Before shutdown, or with a write whose ciphertext it lost, it is one.
+TEST(write_error_before_shutdown_or_losing_a_write_is_an_error) {
+  for (bool shutdown : {false, true}) {
+    Pair p(kTls13);
+    p.Handshake();
+    p.client.auto_flush = false;
+    if (shutdown) {
+      p.client.Write("lost", 7);
+      p.client.engine->Shutdown();
+    }
+    p.client.Run();
+    p.client.engine->TransportWriteError(32);
+    p.client.Run();
+    const Seen* error = p.client.Find(EventType::kTransportError);
+    CHECK(error != nullptr);
+    CHECK_EQ(error->value, 32u);
+    CHECK(error->payload == "write");
+    CHECK(p.client.Find(EventType::kWriteDone) == nullptr);
+  }
+}
+
 // ---- 4. Write completion ----
 
 TEST(write_done_only_once_ciphertext_is_flushed) {

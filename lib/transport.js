@@ -13,17 +13,34 @@ const UV_EBADF = -require('node:os').constants.errno.EBADF;
 const kOwnTransport = Symbol('tlswrap.ownTransport');
 const kAllowHalfOpen = Symbol('tlswrap.allowHalfOpen');
 
+// Ciphertext for the engine (null: EOF). As node:tls throws a listener's
+// exception back to the JS stream that fed it (readBuffer()), receive()
+// throws it before the rest of its batch is delivered; the rest comes on
+// the next tick, once this caller has seen it.
+function feed(handle, chunk) {
+  try {
+    if (chunk === null) handle.receiveEOF();
+    else handle.receive(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  } catch (err) {
+    process.nextTick(finishBatchNT, handle);
+    throw err;
+  }
+}
+function finishBatchNT(handle) {
+  handle.finishBatch();
+}
+
 // Transport listeners, `this` = the transport.
 function onTransportData(chunk) {
   const owner = this[kOwner];
   const handle = owner._handle;
   if (handle === null) return;
   owner._refreshTimeout();
-  handle.receive(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  feed(handle, chunk);
 }
 function onTransportEnd() {
   const handle = this[kOwner]._handle;
-  if (handle !== null) handle.receiveEOF();
+  if (handle !== null) feed(handle, null);
 }
 function onTransportError(err) {
   const owner = this[kOwner];
@@ -35,11 +52,14 @@ function onTransportError(err) {
 function onTransportClose() {
   const owner = this[kOwner];
   if (owner.destroyed) return;
-  if (owner._handle !== null) owner._handle.receiveEOF();
-  // The wait for the transport to finish is over: 'finish' comes before
-  // 'close', as it does when node's shutdown fails.
-  if (owner._transportFinish !== null) owner._transportFinish();
-  owner.destroy();
+  try {
+    if (owner._handle !== null) feed(owner._handle, null);
+  } finally {
+    // The wait for the transport to finish is over: 'finish' comes before
+    // 'close', as it does when node's shutdown fails.
+    if (owner._transportFinish !== null) owner._transportFinish();
+    owner.destroy();
+  }
 }
 function onTransportDrain() {
   const handle = this[kOwner]._handle;
@@ -161,13 +181,25 @@ function useTransport(socket) {
     awaitNodeWrites(socket, transport);
     return;
   }
-  // Bytes the transport already read (a STARTTLS upgrade) come first.
+  // Bytes the transport already read (a STARTTLS upgrade) come first, in
+  // one receive(): a listener's exception thrown out of it leaves none of
+  // them behind, and the transport is still listened to.
+  let buffered = null;
   if (transport.readableLength > 0 && typeof transport.read === 'function') {
+    const chunks = [];
     let chunk;
-    while ((chunk = transport.read()) !== null) {
-      socket._handle.receive(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-    }
+    while ((chunk = transport.read()) !== null) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    buffered = Buffer.concat(chunks);
   }
+  try {
+    if (buffered !== null) feed(socket._handle, buffered);
+  } finally {
+    if (socket._handle !== null) carry(socket, transport);
+  }
+}
+
+// Takes the connection over, or listens to the Duplex for its ciphertext.
+function carry(socket, transport) {
   if (takeOver(socket, transport)) {
     if (!transport[kOwnTransport] && transport[kAllowHalfOpen] !== undefined) {
       transport.allowHalfOpen = transport[kAllowHalfOpen];

@@ -248,4 +248,41 @@ describe('end of stream after a throwing listener', function () {
     assert.strictEqual(r.closed, 'close', `no 'close' within the time limit (events: ${r.events.join(', ')})`);
     assert.deepStrictEqual(r.events, ['data 100', 'end', 'close']);
   });
+
+  // As each of node:tls's callbacks: the exception is reported before
+  // anything after it is delivered, and delivery goes on once the handler
+  // has run.
+  it("a 'data' listener that throws: 'uncaughtException' before 'end'", async function () {
+    this.timeout(30000);
+    const run = await runChild('throwing-listener.js', ['throw in data, then end']);
+    assert.ok(run.code === 0 && run.result, describeExit(run));
+    assert.deepStrictEqual(run.result.timeline, ['data 100', 'uncaught thrown by a data listener', 'end', 'close']);
+  });
+
+  // With no handler the process dies of the first exception; the 'end'
+  // listener (which would throw too) never runs.
+  it("'data' and 'end' listeners that throw, no handler: the process dies of the first", async function () {
+    this.timeout(30000);
+    const run = await runChild('throwing-listener.js', ['throw in data and end, no handler']);
+    assert.strictEqual(run.code, 1, describeExit(run));
+    assert.match(run.stderr, /Error: thrown by a data listener/);
+    assert.doesNotMatch(run.stderr, /thrown by an end listener/);
+  });
+
+  // Ciphertext pushed by a JS stream: as node:tls throws a listener's
+  // exception back to the stream's readBuffer(), push() gets one; none is
+  // reported as uncaught before that (it would kill a process that has no
+  // handler first, and the one push() was to get would never surface), and
+  // all 100 KiB pushed are still delivered.
+  it("'data' listeners that throw twice while a JS stream pushes: push() gets the first to surface", async function () {
+    this.timeout(30000);
+    const run = await runChild('throwing-listener.js', ['js stream, data throws twice']);
+    assert.ok(run.code === 0 && run.result, describeExit(run));
+    const { timeline, received } = run.result;
+    const pushed = timeline.findIndex((e) => e.startsWith('push'));
+    const uncaught = timeline.findIndex((e) => e.startsWith('uncaught'));
+    assert.match(timeline[pushed], /^push threw thrown by data listener call [12]$/, timeline.join(', '));
+    assert.ok(uncaught === -1 || uncaught > pushed, timeline.join(', '));
+    assert.strictEqual(received, 100 * 1024);
+  });
 });

@@ -80,6 +80,7 @@ void TLSWrap::AsyncCleanupHook(napi_async_cleanup_hook_handle /*handle*/, void* 
 }
 
 void TLSWrap::Release() {
+  rest_.reset();
   // The libuv handle stops calling back (no more reads into enc_in_) before
   // the engine that owns the buffers goes; it is freed in its close callback.
   if (native_ != nullptr && !native_closed_) native_->Close();
@@ -133,12 +134,16 @@ void TLSWrap::Receive(const Napi::CallbackInfo& info) {
   if (dead()) return;
   auto chunk = info[0].As<Napi::Buffer<char>>();
   engine_->enc_in().Append(chunk.Data(), chunk.Length());
-  Cycle();
+  CycleForCaller();
 }
 
 void TLSWrap::ReceiveEOF(const Napi::CallbackInfo& /*info*/) {
   if (dead()) return;
   engine_->ReceiveEOF();
+  CycleForCaller();
+}
+
+void TLSWrap::FinishBatch(const Napi::CallbackInfo& /*info*/) {
   Cycle();
 }
 
@@ -187,21 +192,7 @@ Napi::Value TLSWrap::Writev(const Napi::CallbackInfo& info) {
   }
   sync_write_id_ = id;
   sync_write_done_ = false;
-  try {
-    Cycle();
-  } catch (const Napi::Error&) {
-    // A listener threw: the write still completes, by event as before.
-    sync_write_id_ = 0;
-    if (sync_write_done_ && !dead()) {
-      DeliverEvent(Event{EventType::kWriteDone, 0, std::string(), id});
-      if (thrown_) {
-        Napi::Error second = std::move(*thrown_);
-        thrown_.reset();
-        ReportUncaught(env, second.Value());
-      }
-    }
-    throw;
-  }
+  Cycle();
   sync_write_id_ = 0;
   return Napi::Boolean::New(env, sync_write_done_);
 }
@@ -306,6 +297,7 @@ void TLSWrap::Cycle() {
     Batch batch;
     do {
       cycle_again_ = false;
+      if (rest_ && !DeliverRest()) break;
       while (!dead()) {
         Napi::HandleScope handles(env);
         batch.len = 0;
@@ -325,16 +317,22 @@ void TLSWrap::Cycle() {
         });
         bool flushed = first && Flush(true);
         if (dead()) break;
+        size_t event = 0;
+        size_t byte = 0;
         delivering_ = true;
         quiet_batch_ = batch.events.empty() && engine_->enc_out().empty();
-        Deliver(&batch);
+        bool whole = Deliver(batch, &event, &byte);
         delivering_ = false;
         quiet_batch_ = false;
         if (dead()) break;
+        if (!whole) {
+          KeepRest(&batch, event, byte);
+          break;
+        }
         if (!first) flushed = Flush();
         if (!more && !flushed) break;
       }
-    } while (cycle_again_ && !dead());
+    } while (cycle_again_ && !dead() && !thrown_);
     if (!dead()) {
       SyncReading();
       if (!idle_sweep_->Add(&idle_entry_)) engine_->FreeIdleBuffers();
@@ -345,6 +343,50 @@ void TLSWrap::Cycle() {
     thrown_.reset();
     throw error;
   }
+}
+
+void TLSWrap::CycleForCaller() {
+  bool outer = depth_ == 0;
+  if (outer) to_caller_ = true;
+  struct Reset {
+    TLSWrap* wrap;
+    bool outer;
+    ~Reset() {
+      if (outer) wrap->to_caller_ = false;
+    }
+  } reset{this, outer};
+  Cycle();
+}
+
+void TLSWrap::KeepRest(Batch* batch, size_t event, size_t byte) {
+  auto rest = std::make_unique<Rest>();
+  bool owned = batch->len > 0 && !batch->in_target;
+  rest->batch = std::move(*batch);
+  // A short string keeps its bytes inside itself: they moved.
+  if (owned) rest->batch.data = &rest->batch.owned[0];
+  rest->event = event;
+  rest->byte = byte;
+  if (rest->batch.in_target && !clear_target_.IsEmpty()) {
+    rest->target = Napi::Persistent(clear_target_);
+  }
+  rest_ = std::move(rest);
+}
+
+bool TLSWrap::DeliverRest() {
+  std::unique_ptr<Rest> rest = std::move(rest_);
+  Napi::HandleScope handles(Env());
+  clear_target_ = rest->target.IsEmpty() ? Napi::Object() : rest->target.Value();
+  delivering_ = true;
+  bool whole = Deliver(rest->batch, &rest->event, &rest->byte);
+  delivering_ = false;
+  if (dead()) return false;
+  if (!whole) {
+    rest_ = std::move(rest);
+    return false;
+  }
+  // What came with the batch, held until JS had seen all of it.
+  Flush();
+  return !dead();
 }
 
 void TLSWrap::SendQueuedWrites() {
@@ -363,11 +405,18 @@ bool TLSWrap::Flush(bool force) {
     try {
       ok = transport_->Write(Env(), &out);
     } catch (const Napi::Error& e) {
-      Keep(e);
-      // The ciphertext was not even handed to JS (a worker being terminated
-      // fails every N-API call, Buffer::New included): trying again would
-      // spin in Cycle() for ever and terminate() would never return.
-      if (!out.empty()) MarkDestroyed();
+      // As node:tls does with an exception from a JS stream's write: it is
+      // uncaught, and the write fails with EPROTO (its bytes are lost).
+      ReportUncaught(Env(), e.Value());
+      if (!out.empty()) {
+        // The ciphertext was not even handed to JS (a worker being
+        // terminated fails every N-API call, Buffer::New included): trying
+        // again would spin in Cycle() for ever and terminate() would never
+        // return.
+        MarkDestroyed();
+      } else if (!dead()) {
+        engine_->TransportWriteError(-UV_EPROTO);
+      }
     }
     if (!dead()) engine_->SetTransportBlocked(!ok);
   }
@@ -384,11 +433,10 @@ void TLSWrap::SyncReading() {
   }
 }
 
-void TLSWrap::Keep(const Napi::Error& error) {
-  if (!thrown_) {
+void TLSWrap::Thrown(const Napi::Error& error) {
+  if (to_caller_ && !thrown_) {
     thrown_.emplace(error);
   } else {
-    // Each is reported, as each would be from its own callback.
     ReportUncaught(Env(), error.Value());
   }
 }
@@ -401,25 +449,35 @@ void TLSWrap::Call(const Napi::FunctionReference& fn, std::initializer_list<napi
       MarkDestroyed();
     }
   } catch (const Napi::Error& e) {
-    Keep(e);
+    Thrown(e);
   }
 }
 
-void TLSWrap::Deliver(Batch* batch) {
-  size_t pos = 0;
-  for (const Event& event : batch->events) {
-    size_t at = std::min(event.offset, batch->len);
-    if (at > pos) {
-      if (dead()) return;
-      DeliverData(batch->data + pos, at - pos, batch->in_target);
-      pos = at;
+bool TLSWrap::Deliver(const Batch& batch, size_t* event, size_t* byte) {
+  // Each position moves on before its call: what a listener threw at was
+  // delivered.
+  while (*event < batch.events.size()) {
+    const Event& next = batch.events[*event];
+    size_t at = std::min(next.offset, batch.len);
+    if (at > *byte) {
+      if (dead()) return true;
+      size_t from = *byte;
+      *byte = at;
+      DeliverData(batch.data + from, at - from, batch.in_target);
+      if (thrown_) return false;
     }
-    if (dead()) return;
-    DeliverEvent(event);
+    if (dead()) return true;
+    ++*event;
+    DeliverEvent(next);
+    if (thrown_) return false;
   }
-  if (batch->len > pos && !dead()) {
-    DeliverData(batch->data + pos, batch->len - pos, batch->in_target);
+  if (batch.len > *byte && !dead()) {
+    size_t from = *byte;
+    *byte = batch.len;
+    DeliverData(batch.data + from, batch.len - from, batch.in_target);
+    if (thrown_) return false;
   }
+  return true;
 }
 
 void TLSWrap::DeliverData(const char* data, size_t len, bool in_target) {

@@ -1,8 +1,9 @@
 // The N-API face of one connection: owns an Engine and its transport, runs
-// the engine's pump and delivers each batch to JS in order. A listener that
-// throws does not cut a batch short: the rest is delivered and the first
-// exception rethrown afterwards. Teardown has one owner, Release(), run at
-// once or from the scope guard of the outermost engine call.
+// the engine's pump and delivers each batch to JS in order. An exception a
+// listener throws surfaces before anything more is delivered, as each of
+// node:tls's callbacks does (see Thrown()). Teardown has one owner,
+// Release(), run at once or from the scope guard of the outermost engine
+// call.
 #ifndef TLSWRAP_BINDING_TLS_WRAP_H_
 #define TLSWRAP_BINDING_TLS_WRAP_H_
 
@@ -35,8 +36,11 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   // JS methods.
   void SetCallbacks(const Napi::CallbackInfo& info);
   void Start(const Napi::CallbackInfo& info);
+  // Both may throw a listener's exception with the rest of its batch
+  // undelivered: finishBatch() (on the next tick) delivers it.
   void Receive(const Napi::CallbackInfo& info);
   void ReceiveEOF(const Napi::CallbackInfo& info);
+  void FinishBatch(const Napi::CallbackInfo& info);
   void TransportDrained(const Napi::CallbackInfo& info);
   void CiphertextFlushed(const Napi::CallbackInfo& info);
   Napi::Value Writev(const Napi::CallbackInfo& info);
@@ -112,20 +116,35 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   void OnTransportShutdown() override;
   void OnTransportClosed() override;
 
-  // Runs the engine until it is idle, delivering what it produces. Rethrows
-  // the first exception a listener threw, after the whole batch.
+  // Runs the engine until it is idle, delivering what it produces (first
+  // what an exception left of the last batch). Throws the exception Thrown()
+  // kept for the JS caller.
   void Cycle();
+  // Cycle() for receive()/receiveEOF(): JS fed ciphertext in.
+  void CycleForCaller();
   // Hands the engine's ciphertext to the transport and tells the engine how
   // far the transport got. True if there was any.
   bool Flush(bool force = false);
   // Sends what JS wrote before a destroy() it calls from a delivery.
   void SendQueuedWrites();
-  void Deliver(Batch* batch);
+  // Delivers `batch` from its `*event`th event and `*byte`th plaintext byte
+  // on, moving both along. False if it stopped for an exception kept for the
+  // JS caller: the rest starts there.
+  bool Deliver(const Batch& batch, size_t* event, size_t* byte);
+  void KeepRest(Batch* batch, size_t event, size_t byte);
+  // False if the rest could not all be delivered (another exception).
+  bool DeliverRest();
   void DeliverData(const char* data, size_t len, bool in_target);
   void DeliverEvent(const Event& event);
-  // Calls `fn`, keeping an exception for the end of the cycle.
+  // Calls a listener; an exception goes to Thrown().
   void Call(const Napi::FunctionReference& fn, std::initializer_list<napi_value> args);
-  void Keep(const Napi::Error& error);
+  // As node:tls's callbacks: the exception goes back to the JS that fed the
+  // ciphertext in (receive(), as to a JS stream's readBuffer()), kept until
+  // the cycle returns, delivering nothing more meanwhile; else it is
+  // uncaught and reported at once ('uncaughtException' runs, or the process
+  // dies of it), and delivery goes on if the process lives. Either way it
+  // surfaces before any later event, and a later one cannot hide it.
+  void Thrown(const Napi::Error& error);
   void SyncReading();
   // Runs `f` as an entry from the event loop: a handle scope, and a JS
   // exception turned into an uncaught one (no C++ exception reaches libuv).
@@ -159,7 +178,17 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   Napi::FunctionReference alpn_callback_;  // server: ALPNCallback, run on OpenSSL's stack
   Napi::FunctionReference psk_callback_;   // pskCallback's adapter, likewise
   Napi::Object clear_target_;              // the Buffer of the batch being made
-  std::optional<Napi::Error> thrown_;      // the first listener exception of a cycle
+  std::optional<Napi::Error> thrown_;      // a listener's exception, for the JS caller
+
+  // What a batch had left when an exception stopped it.
+  struct Rest {
+    Batch batch;
+    size_t event = 0;
+    size_t byte = 0;
+    Napi::ObjectReference target;  // the memory batch.data lies in, if in_target
+  };
+  std::unique_ptr<Rest> rest_;
+  bool to_caller_ = false;  // the cycle runs for receive()/receiveEOF()
 
   int depth_ = 0;  // engine calls on the stack: Release() waits for 0
   bool cycle_again_ = false;

@@ -1,7 +1,9 @@
 // The engine's Delegate: where OpenSSL, mid-call, asks the binding for
 // something (memory to decrypt into, an ALPN choice, a pre-shared key). The
 // JS callbacks run here with OpenSSL on the stack, so a destroy() from them
-// only marks the connection (see CallUnderOpenSSL).
+// only marks the connection (see CallUnderOpenSSL), and an exception they
+// throw is reported as uncaught at once: nothing may wait for it to surface
+// while the engine call goes on.
 #include <cstring>
 
 #include "addon.h"
@@ -68,7 +70,7 @@ char* TLSWrap::ClearBuffer(size_t want, size_t* cap) {
     *cap = view.ByteLength();
     return reinterpret_cast<char*>(view.Data());
   } catch (const Napi::Error& e) {
-    Keep(e);
+    ReportUncaught(env, e.Value());
     return nullptr;
   }
 }
@@ -101,7 +103,7 @@ int TLSWrap::SelectAlpn(const unsigned char* offer, unsigned int len) {
     int64_t at = answer.As<Napi::Number>().Int64Value();
     return at >= 0 && at < static_cast<int64_t>(len) ? static_cast<int>(at) : -1;
   } catch (const Napi::Error& e) {
-    Keep(e);
+    ReportUncaught(env, e.Value());
     return -1;
   }
 }
@@ -146,7 +148,7 @@ unsigned int TLSWrap::PskServer(const char* identity, unsigned char* psk, unsign
     std::memcpy(psk, data, len);
     return static_cast<unsigned int>(len);
   } catch (const Napi::Error& e) {
-    Keep(e);
+    ReportUncaught(env, e.Value());
     return 0;
   }
 }
@@ -179,7 +181,7 @@ unsigned int TLSWrap::PskClient(const char* hint, char* identity, unsigned int m
     std::memcpy(psk, data, len);
     return static_cast<unsigned int>(len);
   } catch (const Napi::Error& e) {
-    Keep(e);
+    ReportUncaught(env, e.Value());
     return 0;
   }
 }

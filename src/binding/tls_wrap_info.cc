@@ -19,6 +19,7 @@ Napi::Function TLSWrap::Init(Napi::Env env) {
                          InstanceMethod<&TLSWrap::Start>("start"),
                          InstanceMethod<&TLSWrap::Receive>("receive"),
                          InstanceMethod<&TLSWrap::ReceiveEOF>("receiveEOF"),
+                         InstanceMethod<&TLSWrap::FinishBatch>("finishBatch"),
                          InstanceMethod<&TLSWrap::TransportDrained>("transportDrained"),
                          InstanceMethod<&TLSWrap::CiphertextFlushed>("ciphertextFlushed"),
                          InstanceMethod<&TLSWrap::Writev>("writev"),

@@ -117,11 +117,6 @@ void TLSWrap::OnTransportShutdown() {
     Napi::HandleScope scope(Env());
     Call(on_event_,
          {Napi::Number::New(Env(), static_cast<int>(EventType::kShutdown)), Env().Undefined()});
-    if (thrown_) {
-      Napi::Error error = std::move(*thrown_);
-      thrown_.reset();
-      throw error;
-    }
   });
 }
 

@@ -47,7 +47,7 @@ class Server extends TLSServer {
       options = {};
     } else if (options === undefined || options === null) {
       options = {};
-    } else if (typeof options !== 'object') {
+    } else if (typeof options !== 'object' || Array.isArray(options)) {
       throw invalidArgType('options', 'Object', options);
     } else if (options.ALPNProtocols || options.ALPNCallback) {
       ALPNProtocols = undefined;
@@ -77,6 +77,13 @@ for (const key of Object.getOwnPropertySymbols(nodeHttps.Server.prototype)) {
   Object.defineProperty(Server.prototype, key, Object.getOwnPropertyDescriptor(nodeHttps.Server.prototype, key));
 }
 
+// As node's https.Server (and tls.Server here): callable without new.
+const CallableServer = new Proxy(Server, {
+  apply(target, thisArg, args) {
+    return Reflect.construct(target, args);
+  },
+});
+
 function createServer(options, requestListener) {
   return new Server(options, requestListener);
 }
@@ -96,17 +103,22 @@ let ownIdentityChecks = 0;
 const kSessions = Symbol('tlswrap.https.sessions');
 const kStore = Symbol('tlswrap.https.store');
 
-class Agent extends nodeHttps.Agent {
-  constructor(options) {
-    super(options);
-    const agent = this;
-    this[kStore] = {
-      get: (key) => agent._getSession(key),
-      set: (key, session) => agent._cacheSession(key, session),
-      delete: (key, session) => agent._evictSession(key, session),
-    };
-  }
+// node's https.Agent is a function: it may be called without new, and an
+// old-style subclass calls it on its own object (Agent.call(this, options),
+// util.inherits), as proxy agents do. So is this one; its methods are the
+// class's below.
+function Agent(options) {
+  if (!new.target && !(this instanceof Agent)) return new Agent(options);
+  nodeHttps.Agent.call(this, options);
+  const agent = this;
+  this[kStore] = {
+    get: (key) => agent._getSession(key),
+    set: (key, session) => agent._cacheSession(key, session),
+    delete: (key, session) => agent._evictSession(key, session),
+  };
+}
 
+class AgentMethods extends nodeHttps.Agent {
   // node's { map: { key: session }, list: [keys, least recently used first] },
   // read from the cache (a copy: writing to it changes nothing; assigning a
   // new one replaces the cache's content, as node's constructor does).
@@ -184,6 +196,10 @@ class Agent extends nodeHttps.Agent {
   }
 }
 
+Object.setPrototypeOf(Agent, nodeHttps.Agent);
+Agent.prototype = AgentMethods.prototype;
+Object.defineProperty(Agent.prototype, 'constructor', { value: Agent, writable: true, configurable: true });
+
 // node's https.globalAgent settings.
 const globalAgent = new Agent({ keepAlive: true, scheduling: 'lifo', timeout: 5000 });
 
@@ -220,7 +236,7 @@ function get(...args) {
 module.exports = {
   Agent,
   globalAgent,
-  Server,
+  Server: CallableServer,
   createServer,
   get,
   request,

@@ -181,6 +181,9 @@ function sessionKey(options) {
     `alpn=${alpn.ALPNProtocols ? alpn.ALPNProtocols.toString('hex') : ''}`,
     `reject=${options.rejectUnauthorized !== false}`,
     `csi=${check === nodeTls.checkServerIdentity ? 'default' : typeof check === 'function' ? identity(check) : '-'}`,
+    // Where https.Agent's name keeps connections apart, sessions stay apart.
+    `local=${options.localAddress}`,
+    `family=${options.family}`,
   ];
   if (options.secureContext) {
     // The context holds the trust store and the client certificate.
@@ -198,6 +201,12 @@ function sessionKey(options) {
       `ciphers=${options.ciphers}`,
       `sigalgs=${options.sigalgs}`,
       `secopts=${options.secureOptions}`,
+      // A session is bound to its context's id context: offered under
+      // another one, OpenSSL fails the handshake.
+      `sidctx=${options.sessionIdContext}`,
+      `ecdh=${options.ecdhCurve}`,
+      `dh=${digestOf(options.dhparam)}`,
+      `order=${options.honorCipherOrder}`,
     );
   }
   parts.push(`mindh=${options.minDHSize}`);

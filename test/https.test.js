@@ -83,6 +83,39 @@ describe('https', function () {
     }
   });
 
+  it('Agent and Server are callable without new; an old-style Agent subclass works', async function () {
+    const util = require('node:util');
+    const agent = https.Agent({ keepAlive: true, maxCachedSessions: 3 });
+    assert.ok(agent instanceof https.Agent);
+    assert.strictEqual(agent.maxCachedSessions, 3);
+    // Proxy agents of the pre-class era: a function that calls Agent on
+    // its own object, with util.inherits.
+    function OldStyleAgent(options) {
+      https.Agent.call(this, options);
+      this.oldStyle = true;
+    }
+    util.inherits(OldStyleAgent, https.Agent);
+    const old = new OldStyleAgent({ keepAlive: true });
+    assert.ok(old instanceof https.Agent);
+    const server = https.Server(serverOptions(), (req, res) => res.end('ok'));
+    assert.ok(server instanceof https.Server);
+    const port = await listen(server);
+    try {
+      const body = await new Promise((resolve, reject) => {
+        https.get({ host: '127.0.0.1', port, servername: 'localhost', ca: fixtures.ca, agent: old }, (res) => {
+          let text = '';
+          res.on('data', (d) => { text += d; });
+          res.on('end', () => resolve(text));
+        }).on('error', reject);
+      });
+      assert.strictEqual(body, 'ok');
+    } finally {
+      old.destroy();
+      await closeServer(server);
+    }
+    assert.throws(() => new https.Server([]), { code: 'ERR_INVALID_ARG_TYPE' });
+  });
+
   it('createServer(options, handler) serves requests whose socket is the TLS socket', async function () {
     const seen = [];
     const { server, port } = await start({ requestCert: true, ca: fixtures.ca }, (req, res) => {

@@ -600,6 +600,13 @@ class TLSSocket extends net.Socket {
       cb();
       return;
     }
+    // As net.Socket's: an end() while connecting waits for the connection,
+    // by which time the handshake has started.
+    const transport = this._transport;
+    if (transport !== null && !this._started && awaitsConnect(transport)) {
+      transport.once('connect', () => this._final(cb));
+      return;
+    }
     this._shutdownRequested = true;
     if (!this._started && !this._startWanted) {
       // Nothing was ever said on the wire: just end the transport.

@@ -69,9 +69,12 @@ function onTransportConnect() {
   const owner = this[kOwner];
   if (owner._handle === null) return;
   useTransport(owner);
+  // The handshake starts before the user's 'connect' listeners run, as with
+  // node:tls (its _start is the first 'connect' listener): an end() from one
+  // of them shuts down after the ClientHello.
+  owner._start();
   owner.emit('connect');
   if (this[kOwnTransport]) owner.emit('ready');
-  owner._start();
 }
 
 // A TCP socket the TLS socket made for itself (connect(), tlsSocket.connect())

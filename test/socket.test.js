@@ -746,6 +746,33 @@ describe('socket: wrapping existing streams', function () {
 });
 
 describe('socket: construction and connecting, as node:tls', function () {
+  for (const when of ['right after connect()', "in a 'connect' listener"]) {
+    it(`end() ${when}: the handshake still runs, then the socket ends (as node:tls)`, async function () {
+      const server = tlswrap.createServer(serverOptions(), (sock) => {
+        sock.on('error', () => {});
+        sock.resume();
+        sock.on('end', () => sock.end());
+      });
+      const port = await listen(server);
+      const events = [];
+      const client = tlswrap.connect(clientOptions(port));
+      for (const name of ['connect', 'finish', 'secureConnect', 'end', 'close']) {
+        client.on(name, () => events.push(name));
+      }
+      client.on('error', (err) => events.push(`error ${err.code}`));
+      if (when === 'right after connect()') client.end();
+      else client.on('connect', () => client.end());
+      client.resume();
+      try {
+        await once(client, 'close');
+        assert.deepStrictEqual(events, ['connect', 'finish', 'secureConnect', 'end', 'close']);
+      } finally {
+        client.destroy();
+        await closeServer(server);
+      }
+    });
+  }
+
   it('made without a socket: connecting and readyState opening until destroyed', function () {
     const bare = new tlswrap.TLSSocket();
     assert.strictEqual(bare.connecting, true);
@@ -792,16 +819,15 @@ describe('socket: construction and connecting, as node:tls', function () {
   });
 
   it("connect({ socket }) leaves the caller's socket as it was, and its events to it", async function () {
-    const server = tlswrap.createServer(serverOptions(), (sock) => sock.end('hello'));
+    const server = tlswrap.createServer(serverOptions(), (sock) => {
+      sock.on('error', () => {});
+      sock.write('hello');
+    });
     const port = await listen(server);
     const raw = new net.Socket({ allowHalfOpen: false });
     const events = [];
     const client = tlswrap.connect({ socket: raw, ca: fixtures.ca, servername: 'localhost' });
     for (const name of ['lookup', 'connect', 'ready']) client.on(name, () => events.push(name));
-    // node:tls's stream wrapper, on the socket's own half-close, fails the
-    // close_notify write after it.
-    client.on('error', () => {});
-    raw.on('error', () => {});
     raw.connect(port, 'localhost');
     try {
       await once(client, 'secureConnect');
@@ -809,7 +835,9 @@ describe('socket: construction and connecting, as node:tls', function () {
       // The generic transport keeps the socket half-open, or it would end
       // itself on the peer's FIN before the engine is done with it.
       if (process.env.TLSWRAP_TRANSPORT !== 'js') assert.strictEqual(raw.allowHalfOpen, false);
-      client.resume();
+      const [data] = await once(client, 'data');
+      assert.strictEqual(data.toString(), 'hello');
+      client.destroy();
       await once(client, 'close');
       assert.strictEqual(client.bufferSize, undefined);
     } finally {

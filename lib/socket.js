@@ -140,13 +140,18 @@ Object.defineProperties(binding.TLSWrap.prototype, {
 // What node:tls (Node >= 22) gives a write that destroy() cut off, its
 // libuv write request's error.
 function writeCanceledError() {
+  return writeError('ECANCELED');
+}
+
+// net's errnoException for a failed write: "write CODE[ detail]".
+function writeError(code, detail) {
   let errno;
   for (const [n, [name]] of getSystemErrorMap()) {
-    if (name === 'ECANCELED') errno = n;
+    if (name === code) errno = n;
   }
-  const err = new Error('write ECANCELED');
+  const err = new Error(detail === undefined ? `write ${code}` : `write ${code} ${detail}`);
   err.errno = errno;
-  err.code = 'ECANCELED';
+  err.code = code;
   err.syscall = 'write';
   return err;
 }
@@ -488,6 +493,18 @@ class TLSSocket extends net.Socket {
       if (this._hadError) return;
       this._hadError = true;
       this.destroy();
+      return;
+    }
+    // A write made before the handshake failed waits in node:tls as
+    // cleartext; its SSL_write meets the failure first, so the write and the
+    // socket fail with 'write EPROTO <OpenSSL's line>' instead.
+    if (!this._secureEstablished && this._writeCallback !== null && !this._hadError) {
+      const failed = writeError('EPROTO', err.message);
+      const cb = this._writeCallback;
+      this._writeCallback = null;
+      this._hadError = true;
+      cb(failed);
+      this.destroy(failed);
       return;
     }
     this._emitTLSError(err);

@@ -135,6 +135,26 @@ describe('client talking to a server that is not TLS', function () {
     });
   }
 
+  // What https.get() to a plain HTTP port meets: its request is written
+  // before the handshake. node:tls fails that write and the socket with
+  // 'write EPROTO', OpenSSL's line after it.
+  it("with a write pending: the write and the socket fail with 'write EPROTO <OpenSSL's error>'", async function () {
+    reply = 'HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n';
+    const client = tlswrap.connect(clientOptions(port));
+    const writeDone = new Promise((resolve) => client.write('GET / HTTP/1.1\r\n\r\n', resolve));
+    const errors = [];
+    client.on('error', (err) => errors.push(err));
+    await new Promise((resolve) => client.once('close', resolve));
+    const writeError = await writeDone;
+    assert.strictEqual(errors.length, 1);
+    for (const err of [errors[0], writeError]) {
+      assert.strictEqual(err.code, 'EPROTO');
+      assert.strictEqual(err.syscall, 'write');
+      assert.strictEqual(err.errno, -require('node:os').constants.errno.EPROTO);
+      assert.match(err.message, /^write EPROTO [0-9A-F]+:error:0A00010B:SSL routines:[a-z_0-9]+:wrong version number:/);
+    }
+  });
+
   // OpenSSL's error queue is per thread and shared with node:crypto, some of
   // whose calls report the oldest entry: one left behind by tlswrap would be
   // reported as theirs.

@@ -8,21 +8,25 @@ const { once } = require('node:events');
 const { setTimeout: sleep } = require('node:timers/promises');
 const { tlswrap, serverOptions, clientOptions, listen, release } = require('./common');
 
+// A server with `extra` options and one client of it that has written
+// 'hello'; resolves once the server has its socket.
+async function helloPair(extra) {
+  const server = tlswrap.createServer(serverOptions(extra));
+  const accepted = once(server, 'secureConnection');
+  const port = await listen(server);
+  const client = tlswrap.connect(clientOptions(port));
+  await once(client, 'secureConnect');
+  client.write('hello');
+  const [sock] = await accepted;
+  return { server, sockets: [client, sock], sock };
+}
+
 describe('server: pauseOnConnect', function () {
   // node:tls makes each TLS socket paused (its pauseOnCreate): the handshake
   // runs, but plaintext waits for resume(), even with a 'data' listener.
   it("the socket is paused: no 'data' before resume(), all of it after", async function () {
-    const sockets = [];
-    const server = tlswrap.createServer(serverOptions({ pauseOnConnect: true }));
-    const accepted = once(server, 'secureConnection');
-    const port = await listen(server);
+    const { server, sockets, sock } = await helloPair({ pauseOnConnect: true });
     try {
-      const client = tlswrap.connect(clientOptions(port));
-      sockets.push(client);
-      await once(client, 'secureConnect');
-      client.write('hello');
-      const [sock] = await accepted;
-      sockets.push(sock);
       assert.strictEqual(sock.isPaused(), true);
       assert.strictEqual(sock.readableFlowing, false);
       const chunks = [];
@@ -38,17 +42,8 @@ describe('server: pauseOnConnect', function () {
   });
 
   it('without it the socket flows as soon as it has a data listener', async function () {
-    const sockets = [];
-    const server = tlswrap.createServer(serverOptions());
-    const accepted = once(server, 'secureConnection');
-    const port = await listen(server);
+    const { server, sockets, sock } = await helloPair({});
     try {
-      const client = tlswrap.connect(clientOptions(port));
-      sockets.push(client);
-      await once(client, 'secureConnect');
-      client.write('hello');
-      const [sock] = await accepted;
-      sockets.push(sock);
       assert.strictEqual(sock.isPaused(), false);
       const [data] = await once(sock, 'data');
       assert.strictEqual(data.toString(), 'hello');

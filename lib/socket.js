@@ -10,7 +10,7 @@
 const { executionAsyncId } = require('node:async_hooks');
 const net = require('node:net');
 const { addAbortSignal } = require('node:stream');
-const { getSystemErrorMap, getSystemErrorName, types: { isUint8Array } } = require('node:util');
+const { types: { isUint8Array } } = require('node:util');
 const binding = require('./binding');
 const { convertALPNProtocols, parseWire } = require('./alpn');
 const { attachKeylogFile } = require('./cli_flags');
@@ -20,6 +20,7 @@ const { attachTransport, awaitsConnect, kOwner } = require('./transport');
 const { addNetSurface } = require('./net_surface');
 const { addTlsSurface } = require('./tls_surface');
 const { addHandshakeEvents } = require('./handshake_events');
+const { addSocketErrors, writeCanceledError } = require('./socket_errors');
 const { enablePsk } = require('./psk');
 const { traceOption, wantsOCSPRequest } = require('./ocsp');
 
@@ -136,25 +137,6 @@ Object.defineProperties(binding.TLSWrap.prototype, {
     },
   },
 });
-
-// What node:tls (Node >= 22) gives a write that destroy() cut off, its
-// libuv write request's error.
-function writeCanceledError() {
-  return writeError('ECANCELED');
-}
-
-// net's errnoException for a failed write: "write CODE[ detail]".
-function writeError(code, detail) {
-  let errno;
-  for (const [n, [name]] of getSystemErrorMap()) {
-    if (name === code) errno = n;
-  }
-  const err = new Error(detail === undefined ? `write ${code}` : `write ${code} ${detail}`);
-  err.errno = errno;
-  err.code = code;
-  err.syscall = 'write';
-  return err;
-}
 
 // node:tls warns once per process about an IP address as the servername.
 let ipServernameWarned = false;
@@ -449,16 +431,6 @@ class TLSSocket extends net.Socket {
     }
   }
 
-  // As net.Socket reports a failed read or write ("read ECONNRESET").
-  _onNativeTransportError({ errno, syscall }) {
-    const code = getSystemErrorName(errno);
-    const err = new Error(`${syscall} ${code}`);
-    err.errno = errno;
-    err.code = code;
-    err.syscall = syscall;
-    this.destroy(err);
-  }
-
   _onEngineEnd() {
     if (!this._secureEstablished) {
       // The peer went away mid-handshake: node:tls reports it as a reset.
@@ -483,47 +455,6 @@ class TLSSocket extends net.Socket {
     // if nobody reads (and with onread nothing ever is), so an unread socket
     // still half-closes and, without allowHalfOpen, closes.
     this.read(0);
-  }
-
-  _onEngineError(err) {
-    // A server that rejects clients without a certificate just closes, as
-    // node:tls does; the client has already been told by the alert.
-    if (this._secureEstablished && this._tlsOptions.isServer && this._rejectUnauthorized &&
-        /peer did not return a certificate/.test(err.message)) {
-      if (this._hadError) return;
-      this._hadError = true;
-      this.destroy();
-      return;
-    }
-    // A write made before the handshake failed waits in node:tls as
-    // cleartext; its SSL_write meets the failure first, so the write and the
-    // socket fail with 'write EPROTO <OpenSSL's line>' instead.
-    if (!this._secureEstablished && this._writeCallback !== null && !this._hadError) {
-      const failed = writeError('EPROTO', err.message);
-      const cb = this._writeCallback;
-      this._writeCallback = null;
-      this._hadError = true;
-      cb(failed);
-      this.destroy(failed);
-      return;
-    }
-    this._emitTLSError(err);
-  }
-
-  _tlsError(err) {
-    this.emit('_tlsError', err);
-  }
-
-  // connect() at once, a server at 'secure': errors are the user's from now
-  // on, as with node:tls (unhandled, they throw).
-  _releaseErrors() {
-    this.removeListener('error', this._tlsError);
-  }
-
-  _emitTLSError(err) {
-    if (this._hadError) return;
-    this._hadError = true;
-    this.destroy(err);
   }
 
   // close_notify (if any) is with the transport: end it, and finish only once
@@ -672,6 +603,7 @@ class TLSSocket extends net.Socket {
 addNetSurface(TLSSocket);
 addTlsSurface(TLSSocket);
 addHandshakeEvents(TLSSocket);
+addSocketErrors(TLSSocket);
 
 function resumeEngineNT(socket) {
   socket._resumeEngine();

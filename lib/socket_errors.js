@@ -1,0 +1,87 @@
+'use strict';
+
+// How a TLSSocket's errors reach the user, as node:tls's do: from the
+// engine (a TLS error, or a write that was pending when the handshake
+// failed), from the native transport (net's "read ECONNRESET"), and, for a
+// socket made by hand, through '_tlsError' rather than an uncaught 'error'.
+
+const { getSystemErrorMap, getSystemErrorName } = require('node:util');
+const { addSurface } = require('./net_surface');
+
+// What node:tls (Node >= 22) gives a write that destroy() cut off, its
+// libuv write request's error.
+function writeCanceledError() {
+  return writeError('ECANCELED');
+}
+
+// net's errnoException for a failed write: "write CODE[ detail]".
+function writeError(code, detail) {
+  let errno;
+  for (const [n, [name]] of getSystemErrorMap()) {
+    if (name === code) errno = n;
+  }
+  const err = new Error(detail === undefined ? `write ${code}` : `write ${code} ${detail}`);
+  err.errno = errno;
+  err.code = code;
+  err.syscall = 'write';
+  return err;
+}
+
+class SocketErrors {
+  // As net.Socket reports a failed read or write ("read ECONNRESET").
+  _onNativeTransportError({ errno, syscall }) {
+    const code = getSystemErrorName(errno);
+    const err = new Error(`${syscall} ${code}`);
+    err.errno = errno;
+    err.code = code;
+    err.syscall = syscall;
+    this.destroy(err);
+  }
+
+  _onEngineError(err) {
+    // A server that rejects clients without a certificate just closes, as
+    // node:tls does; the client has already been told by the alert.
+    if (this._secureEstablished && this._tlsOptions.isServer && this._rejectUnauthorized &&
+        /peer did not return a certificate/.test(err.message)) {
+      if (this._hadError) return;
+      this._hadError = true;
+      this.destroy();
+      return;
+    }
+    // A write made before the handshake failed waits in node:tls as
+    // cleartext; its SSL_write meets the failure first, so the write and the
+    // socket fail with 'write EPROTO <OpenSSL's line>' instead.
+    if (!this._secureEstablished && this._writeCallback !== null && !this._hadError) {
+      const failed = writeError('EPROTO', err.message);
+      const cb = this._writeCallback;
+      this._writeCallback = null;
+      this._hadError = true;
+      cb(failed);
+      this.destroy(failed);
+      return;
+    }
+    this._emitTLSError(err);
+  }
+
+  _tlsError(err) {
+    this.emit('_tlsError', err);
+  }
+
+  // connect() at once, a server at 'secure': errors are the user's from now
+  // on, as with node:tls (unhandled, they throw).
+  _releaseErrors() {
+    this.removeListener('error', this._tlsError);
+  }
+
+  _emitTLSError(err) {
+    if (this._hadError) return;
+    this._hadError = true;
+    this.destroy(err);
+  }
+}
+
+function addSocketErrors(Socket) {
+  addSurface(Socket, SocketErrors);
+}
+
+module.exports = { addSocketErrors, writeCanceledError };

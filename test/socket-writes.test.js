@@ -151,6 +151,11 @@ describe('socket: write() return value and writes cut off by destroy()', functio
         sock.pause();
         accepted.push(sock);
       });
+      // The TCP sockets too: a server socket whose handshake ends after the
+      // client's destroy() (a slow run: ASan, valgrind) is paused and never
+      // sees the client go, and close() would wait for it for ever.
+      const connections = [];
+      server.on('connection', (raw) => connections.push(raw));
       const port = await listen(server);
       const serverSecure = once(server, 'secureConnection');
       const client = tlswrap.connect(clientOptions(port));
@@ -183,6 +188,7 @@ describe('socket: write() return value and writes cut off by destroy()', functio
       } finally {
         client.destroy();
         for (const sock of accepted) sock.destroy();
+        for (const raw of connections) raw.destroy();
         await closeServer(server);
       }
     });

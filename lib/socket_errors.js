@@ -11,31 +11,27 @@ const { addSurface } = require('./net_surface');
 // What node:tls (Node >= 22) gives a write that destroy() cut off, its
 // libuv write request's error.
 function writeCanceledError() {
-  return writeError('ECANCELED');
+  return systemError('write', 'ECANCELED');
 }
 
-// net's errnoException for a failed write: "write CODE[ detail]".
-function writeError(code, detail) {
+// net's errnoException: "<syscall> <CODE>[ <detail>]", with errno, code and
+// syscall.
+function systemError(syscall, code, detail) {
   let errno;
   for (const [n, [name]] of getSystemErrorMap()) {
     if (name === code) errno = n;
   }
-  const err = new Error(detail === undefined ? `write ${code}` : `write ${code} ${detail}`);
+  const err = new Error(detail === undefined ? `${syscall} ${code}` : `${syscall} ${code} ${detail}`);
   err.errno = errno;
   err.code = code;
-  err.syscall = 'write';
+  err.syscall = syscall;
   return err;
 }
 
 class SocketErrors {
   // As net.Socket reports a failed read or write ("read ECONNRESET").
   _onNativeTransportError({ errno, syscall }) {
-    const code = getSystemErrorName(errno);
-    const err = new Error(`${syscall} ${code}`);
-    err.errno = errno;
-    err.code = code;
-    err.syscall = syscall;
-    this.destroy(err);
+    this.destroy(systemError(syscall, getSystemErrorName(errno)));
   }
 
   _onEngineError(err) {
@@ -52,7 +48,7 @@ class SocketErrors {
     // cleartext; its SSL_write meets the failure first, so the write and the
     // socket fail with 'write EPROTO <OpenSSL's line>' instead.
     if (!this._secureEstablished && this._writeCallback !== null && !this._hadError) {
-      const failed = writeError('EPROTO', err.message);
+      const failed = systemError('write', 'EPROTO', err.message);
       const cb = this._writeCallback;
       this._writeCallback = null;
       this._hadError = true;

@@ -407,7 +407,11 @@ describe('hostile peers', function () {
     assert.strictEqual(after, 0, 'plaintext after close_notify');
     assert.ok(!sock.destroyed, 'the half-open socket was closed');
     assert.ok(kept < 16 << 20, `${kept >> 20} MiB of buffers kept after ${sent >> 20} MiB came after close_notify`);
-    if (!sanitized) assert.ok(grew < 64 << 20, `rss grew by ${grew >> 20} MiB while ${sent >> 20} MiB came after close_notify`);
+    // `kept` is the retention check. RSS is a backstop against memory held
+    // outside ArrayBuffers: with the JS transport on Node 24 the flood's
+    // freed reads leave 50-75 MiB of RSS behind (malloc keeps it), so the
+    // bound is half the flood, which a connection keeping it would exceed.
+    if (!sanitized) assert.ok(grew < 128 << 20, `rss grew by ${grew >> 20} MiB while ${sent >> 20} MiB came after close_notify`);
     await goodRoundTrip(ctx.port, undefined, { halfOpenServer: true });
     // Half-open: it stays until the application ends it.
     sock.end();

@@ -327,6 +327,22 @@ function machineLine(o) {
     `${os.type()} ${os.release()}, ${os.arch()}`;
 }
 
+// The run's cipher alone in each runtime (cipher.js), so a table that sets
+// two crypto libraries side by side says how fast each one's cipher code is.
+function cipherLine(o) {
+  const script = path.join(__dirname, 'cipher.js');
+  const one = (exe, name) => {
+    try {
+      const r = JSON.parse(execFileSync(exe, [script, `cipher=${o.cipher}`], { encoding: 'utf8' }));
+      return r.unsupported ? `${name} n/a (${r.error})` : `${name} ${fmt(r.sealMiBps, 0)} / ${fmt(r.openMiBps, 0)}`;
+    } catch (err) {
+      return `${name} failed (${err.message.split('\n')[0]})`;
+    }
+  };
+  const parts = [one(o.node, 'node'), ...(o.bun ? [one(o.bun, 'bun')] : [])];
+  return `${o.cipher} alone, seal / open MiB/s in 64 KiB updates (benchmark/cipher.js): ${parts.join('; ')}`;
+}
+
 // Per impl in a cell: the successful results and the failures.
 function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
@@ -500,6 +516,7 @@ async function main() {
           'alloc = KiB of ArrayBuffers behind the delivered chunks per MiB (benchmark/README.md)',
   ];
   if (o.bun) header.push('bun = node:tls under Bun (impl=builtin run by the --bun binary)');
+  if (!o.handshake && !o.https) header.push(cipherLine(o));
 
   const resultsDir = path.join(__dirname, 'results');
   fs.mkdirSync(resultsDir, { recursive: true });

@@ -4,7 +4,7 @@
 // per burst of TLS records.
 //
 // The module has the names node:tls has on the running Node, no more and no
-// fewer (createSecurePair on 20, getCACertificates on 22.15+ ...), so code
+// fewer (createSecurePair on 20 and 22, getCACertificates on 22.15+ ...), so code
 // that feature-tests node:tls takes the same branch. lib/index.mjs gives the
 // same names to ESM importers; keep the two lists in step.
 
@@ -15,7 +15,6 @@ const { convertALPNProtocols } = require('./alpn');
 const { getCACertificates, setDefaultCACertificates } = require('./ca');
 const { connect } = require('./connect');
 const { SecureContext, createSecureContext } = require('./context');
-const { codedError } = require('./errors');
 const { Server, createServer } = require('./server');
 const { TLSSocket } = require('./socket');
 
@@ -63,10 +62,4 @@ if ('getCertificateCompressionAlgorithms' in nodeTls) {
 }
 
 // Deprecated since Node 0.11 (DEP0064) and gone in Node 24.
-if ('createSecurePair' in nodeTls) {
-  module.exports.createSecurePair = function createSecurePair() {
-    throw codedError(Error, 'ERR_TLSWRAP_NOT_SUPPORTED',
-                     'tlswrap does not implement createSecurePair() (DEP0064): ' +
-                     'use new TLSSocket(duplex, options) over the encrypted stream instead');
-  };
-}
+if ('createSecurePair' in nodeTls) module.exports.createSecurePair = require('./secure_pair').createSecurePair;

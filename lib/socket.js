@@ -16,7 +16,7 @@ const { convertALPNProtocols, parseWire } = require('./alpn');
 const { attachKeylogFile } = require('./cli_flags');
 const { exportedCreateSecureContext, nativeContext } = require('./context');
 const { codedError, invalidArgType } = require('./errors');
-const { attachTransport, awaitsConnect, kOwner } = require('./transport');
+const { attachTransport, awaitsConnect, checkTransport, kOwner } = require('./transport');
 const { addNetSurface } = require('./net_surface');
 const { addTlsSurface } = require('./tls_surface');
 const { addHandshakeEvents } = require('./handshake_events');
@@ -149,6 +149,7 @@ class TLSSocket extends net.Socket {
   constructor(socket, options) {
     const opts = options === undefined ? {} : options;
     if (opts === null || typeof opts !== 'object') throw invalidArgType('options', 'Object', options);
+    if (socket) checkTransport(socket, 'socket');
     const enableTrace = traceOption(opts.enableTrace);
     // As node:tls: with a socket given, its allowHalfOpen, never the option.
     const allowHalfOpen = socket ? !!socket.allowHalfOpen : !!opts.allowHalfOpen;

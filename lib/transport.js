@@ -7,6 +7,7 @@
 // by the listeners below.
 
 const net = require('node:net');
+const { invalidArgInstance } = require('./errors');
 
 const kOwner = Symbol('tlswrap.owner');
 const UV_EBADF = -require('node:os').constants.errno.EBADF;
@@ -145,6 +146,15 @@ class StandInHandle {
   setKeepAlive() { return 0; }
 }
 
+// Ciphertext goes out through a transport's write()/end() and comes back as
+// its 'data': a value without them would fail later, from inside a stream.
+function checkTransport(transport, name) {
+  if (typeof transport.write !== 'function' || typeof transport.end !== 'function' ||
+      typeof transport.on !== 'function') {
+    throw invalidArgInstance(name, 'Duplex', transport);
+  }
+}
+
 function attachTransport(socket, transport, own = false) {
   socket._transport = transport;
   socket._parent = transport;
@@ -275,4 +285,4 @@ function takeOver(socket, raw) {
   return true;
 }
 
-module.exports = { attachTransport, awaitsConnect, kOwner, onTransportConnect };
+module.exports = { attachTransport, awaitsConnect, checkTransport, kOwner, onTransportConnect };

@@ -599,6 +599,13 @@ describe('socket: wrapping existing streams', function () {
     }
   });
 
+  it('new TLSSocket(x) or connect({ socket: x }) with x not a stream (an EventEmitter): a TypeError at once', function () {
+    const { EventEmitter } = require('node:events');
+    assert.throws(() => new tlswrap.TLSSocket(new EventEmitter()), TypeError);
+    assert.throws(() => new tlswrap.TLSSocket({ write() {} }), TypeError);
+    assert.throws(() => tlswrap.connect({ socket: new EventEmitter() }), TypeError);
+  });
+
   it('STARTTLS: a plain line first, then new TLSSocket(netSocket, {isServer}) and connect({socket})', async function () {
     const secureContext = tlswrap.createSecureContext(serverOptions());
     let lineSeen;

@@ -164,6 +164,10 @@ class AgentMethods extends nodeHttps.Agent {
 
   // (options) | (port, host, options) as node's https.Agent takes them.
   createConnection(port, host, options) {
+    // Through a proxy, node's own createConnection: it knows the proxy
+    // rules (NO_PROXY, the CONNECT tunnel, its errors and timeout), and it
+    // calls back once the tunnel is up, so every argument goes to it.
+    if (viaNodeProxy(this)) return nodeHttps.Agent.prototype.createConnection.apply(this, arguments);
     if (port !== null && typeof port === 'object') {
       options = { ...port };
     } else if (host !== null && typeof host === 'object') {
@@ -196,12 +200,26 @@ class AgentMethods extends nodeHttps.Agent {
   }
 }
 
+// node's https.Agent (Node 24's built-in proxy support: `proxyEnv`,
+// NODE_USE_ENV_PROXY) keeps an HTTPS proxy it was configured with under a
+// private symbol, null when there is none. Read, never written: if a later
+// node names it otherwise, agents connect directly as before.
+function viaNodeProxy(agent) {
+  const key = Object.getOwnPropertySymbols(agent).find((s) => s.description === 'kProxyConfig');
+  return key !== undefined && agent[key] !== null && agent[key] !== undefined;
+}
+
 Object.setPrototypeOf(Agent, nodeHttps.Agent);
 Agent.prototype = AgentMethods.prototype;
 Object.defineProperty(Agent.prototype, 'constructor', { value: Agent, writable: true, configurable: true });
 
-// node's https.globalAgent settings.
-const globalAgent = new Agent({ keepAlive: true, scheduling: 'lifo', timeout: 5000 });
+// node's https.globalAgent settings, its proxy environment included (set
+// where node is told to use one: NODE_USE_ENV_PROXY=1, --use-env-proxy).
+const globalOptions = { keepAlive: true, scheduling: 'lifo', timeout: 5000 };
+if (nodeHttps.globalAgent.options && nodeHttps.globalAgent.options.proxyEnv) {
+  globalOptions.proxyEnv = nodeHttps.globalAgent.options.proxyEnv;
+}
+const globalAgent = new Agent(globalOptions);
 
 function isURL(value) {
   return Boolean(value && value.href && value.protocol && value.auth === undefined && value.path === undefined);

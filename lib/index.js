@@ -4,9 +4,9 @@
 // per burst of TLS records.
 //
 // The module has the names node:tls has on the running Node, no more and no
-// fewer (createSecurePair on 20 and 22, getCACertificates on 22.15+ ...), so code
-// that feature-tests node:tls takes the same branch. lib/index.mjs gives the
-// same names to ESM importers; keep the two lists in step.
+// fewer (createSecurePair on 20 and 22, getCACertificates on 22.15+ ...), so
+// code that feature-tests node:tls takes the same branch. lib/index.mjs gives
+// the same names to ESM importers; keep the two lists in step.
 
 const nodeTls = require('node:tls');
 const defaults = require('./defaults');

@@ -13,7 +13,8 @@ function codedError(Base, code, message) {
 
 function describe(value) {
   if (value === null || value === undefined) return ` Received ${value}`;
-  if (typeof value === 'function') return ` Received function ${value.name || '<anonymous>'}`;
+  // An anonymous one leaves the name empty, as in node's messages.
+  if (typeof value === 'function') return ` Received function ${value.name}`;
   if (typeof value === 'object') {
     const ctor = value.constructor && value.constructor.name;
     return ctor ? ` Received an instance of ${ctor}` : ` Received ${inspect(value, { depth: -1 })}`;

@@ -245,10 +245,9 @@ function onSecureConnection(socket) {
 
 class Http2SecureServer extends TLSServer {
   constructor(options, requestListener) {
-    if (typeof options === 'function') {
-      requestListener = options;
-      options = {};
-    } else if (options === undefined) {
+    // Unlike createServer(), node's createSecureServer() takes no listener
+    // in the options' place: the options carry the certificate.
+    if (options === undefined) {
       options = {};
     } else if (options === null || typeof options !== 'object') {
       throw invalidArgType('options', 'Object', options);

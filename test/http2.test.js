@@ -93,6 +93,21 @@ describe('http2', function () {
     }
   });
 
+  it('createSecureServer() refuses options that are not an object (a listener in their place too), as node', function () {
+    for (const bad of [() => {}, null, 'x', 42]) {
+      const expected = (() => {
+        try {
+          require('node:http2').createSecureServer(bad);
+        } catch (err) {
+          return err;
+        }
+        return null;
+      })();
+      assert.ok(expected, `node:http2 accepted ${typeof bad}`);
+      assert.throws(() => http2.createSecureServer(bad), { code: expected.code, message: expected.message });
+    }
+  });
+
   it('GET and POST with bodies, on the stream API and the request/response API', async function () {
     const { server, port } = await start({}, (req, res) => {
       let body = '';

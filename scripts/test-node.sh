@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# npm run test:node24 / test:node22: the suite (both transports) on that
+# npm run test:node24 / 22 / 26: the suite (both transports) on that
 # Node as well, with the addon the main build made (Node-API: one build
 # serves every Node).
 # Node 24 has what Node 20 lacks (OpenSSL 3.5, certificate compression,

@@ -213,13 +213,33 @@ Object.setPrototypeOf(Agent, nodeHttps.Agent);
 Agent.prototype = AgentMethods.prototype;
 Object.defineProperty(Agent.prototype, 'constructor', { value: Agent, writable: true, configurable: true });
 
-// node's https.globalAgent settings, its proxy environment included (set
-// where node is told to use one: NODE_USE_ENV_PROXY=1, --use-env-proxy).
-const globalOptions = { keepAlive: true, scheduling: 'lifo', timeout: 5000 };
-if (nodeHttps.globalAgent.options && nodeHttps.globalAgent.options.proxyEnv) {
-  globalOptions.proxyEnv = nodeHttps.globalAgent.options.proxyEnv;
+// node's https.globalAgent settings, with the proxy environment node's
+// global agent has (NODE_USE_ENV_PROXY=1, --use-env-proxy).
+function nodeGlobalProxyEnv() {
+  const options = nodeHttps.globalAgent && nodeHttps.globalAgent.options;
+  return options ? options.proxyEnv : undefined;
 }
-const globalAgent = new Agent(globalOptions);
+function makeGlobalAgent(proxyEnv) {
+  const options = { keepAlive: true, scheduling: 'lifo', timeout: 5000 };
+  if (proxyEnv) options.proxyEnv = proxyEnv;
+  return new Agent(options);
+}
+const firstGlobal = { agent: makeGlobalAgent(nodeGlobalProxyEnv()), proxyEnv: nodeGlobalProxyEnv() };
+let ownGlobal = firstGlobal;
+
+// The agent of a request that names none. Node 26's
+// http.setGlobalProxyFromEnv() puts a proxied agent in node:https's
+// globalAgent (and its restore function the old one back): ours follows, so
+// such a program reaches its proxy through tlswrap/https too. An agent the
+// program assigned to our globalAgent itself is left alone.
+function defaultAgent() {
+  const proxyEnv = nodeGlobalProxyEnv();
+  if (module.exports.globalAgent === ownGlobal.agent && proxyEnv !== ownGlobal.proxyEnv) {
+    ownGlobal = proxyEnv === firstGlobal.proxyEnv ? firstGlobal : { agent: makeGlobalAgent(proxyEnv), proxyEnv };
+    module.exports.globalAgent = ownGlobal.agent;
+  }
+  return module.exports.globalAgent;
+}
 
 function isURL(value) {
   return Boolean(value && value.href && value.protocol && value.auth === undefined && value.path === undefined);
@@ -236,11 +256,11 @@ function request(...args) {
   if (args[0] && typeof args[0] !== 'function') Object.assign(options, args.shift());
 
   if (options.checkServerIdentity !== undefined && options.checkServerIdentity !== nodeTls.checkServerIdentity) {
-    const agent = options.agent === undefined ? module.exports.globalAgent : options.agent;
+    const agent = options.agent === undefined ? defaultAgent() : options.agent;
     const agentCheck = agent && agent.options ? agent.options.checkServerIdentity : undefined;
     if (agentCheck !== options.checkServerIdentity) options[kOwnIdentityCheck] = ++ownIdentityChecks;
   }
-  options._defaultAgent = module.exports.globalAgent;
+  options._defaultAgent = defaultAgent();
   args.unshift(options);
   return new http.ClientRequest(...args);
 }
@@ -253,7 +273,7 @@ function get(...args) {
 
 module.exports = {
   Agent,
-  globalAgent,
+  globalAgent: firstGlobal.agent,
   Server: CallableServer,
   createServer,
   get,

@@ -143,6 +143,23 @@ describe('https through a proxy (proxyEnv, NODE_USE_ENV_PROXY)', function () {
     });
   });
 
+  it('http.setGlobalProxyFromEnv() (Node 26): requests without an agent go through the proxy, and not after restore', async function () {
+    const http = require('node:http');
+    if (typeof http.setGlobalProxyFromEnv !== 'function') this.skip();
+    proxy = await startProxy();
+    const before = https.globalAgent;
+    const restore = http.setGlobalProxyFromEnv({ HTTPS_PROXY: proxy.url });
+    try {
+      assert.strictEqual((await get(port, undefined)).text, 'hello true');
+      assert.deepStrictEqual(proxy.requests, [`CONNECT localhost:${port} HTTP/1.1`]);
+    } finally {
+      restore();
+    }
+    assert.strictEqual((await get(port, undefined)).text, 'hello true');
+    assert.strictEqual(proxy.requests.length, 1, 'went through the proxy after restore()');
+    assert.strictEqual(https.globalAgent, before);
+  });
+
   it('NODE_USE_ENV_PROXY=1: the global agent (https.get without an agent) goes through HTTPS_PROXY', async function () {
     proxy = await startProxy();
     const moduleName = builtin ? 'node:https' : path.join(__dirname, '..', 'lib', 'https.js');

@@ -143,7 +143,7 @@ describe('https through a proxy (proxyEnv, NODE_USE_ENV_PROXY)', function () {
     });
   });
 
-  it('http.setGlobalProxyFromEnv() (Node 24.22+, 26): requests without an agent go through the proxy, and not after restore', async function () {
+  it('http.setGlobalProxyFromEnv(), where node has it: requests without an agent go through the proxy, and not after restore', async function () {
     const http = require('node:http');
     if (typeof http.setGlobalProxyFromEnv !== 'function') this.skip();
     proxy = await startProxy();

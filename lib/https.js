@@ -102,6 +102,7 @@ let ownIdentityChecks = 0;
 // so a program that overrides them still sees every session.
 const kSessions = Symbol('tlswrap.https.sessions');
 const kStore = Symbol('tlswrap.https.store');
+const kViaProxy = Symbol('tlswrap.https.viaProxy');
 
 // node's https.Agent is a function: it may be called without new, and an
 // old-style subclass calls it on its own object (Agent.call(this, options),
@@ -110,6 +111,8 @@ const kStore = Symbol('tlswrap.https.store');
 function Agent(options) {
   if (!new.target && !(this instanceof Agent)) return new Agent(options);
   nodeHttps.Agent.call(this, options);
+  // Set by node's constructor, never changed after.
+  this[kViaProxy] = hasNodeProxy(this);
   const agent = this;
   this[kStore] = {
     get: (key) => agent._getSession(key),
@@ -167,7 +170,7 @@ class AgentMethods extends nodeHttps.Agent {
     // Through a proxy, node's own createConnection: it knows the proxy
     // rules (NO_PROXY, the CONNECT tunnel, its errors and timeout), and it
     // calls back once the tunnel is up, so every argument goes to it.
-    if (viaNodeProxy(this)) return nodeHttps.Agent.prototype.createConnection.apply(this, arguments);
+    if (this[kViaProxy]) return nodeHttps.Agent.prototype.createConnection.apply(this, arguments);
     if (port !== null && typeof port === 'object') {
       options = { ...port };
     } else if (host !== null && typeof host === 'object') {
@@ -204,7 +207,7 @@ class AgentMethods extends nodeHttps.Agent {
 // NODE_USE_ENV_PROXY) keeps an HTTPS proxy it was configured with under a
 // private symbol, null when there is none. Read, never written: if a later
 // node names it otherwise, agents connect directly as before.
-function viaNodeProxy(agent) {
+function hasNodeProxy(agent) {
   const key = Object.getOwnPropertySymbols(agent).find((s) => s.description === 'kProxyConfig');
   return key !== undefined && agent[key] !== null && agent[key] !== undefined;
 }
@@ -224,7 +227,8 @@ function makeGlobalAgent(proxyEnv) {
   if (proxyEnv) options.proxyEnv = proxyEnv;
   return new Agent(options);
 }
-const firstGlobal = { agent: makeGlobalAgent(nodeGlobalProxyEnv()), proxyEnv: nodeGlobalProxyEnv() };
+const firstProxyEnv = nodeGlobalProxyEnv();
+const firstGlobal = { agent: makeGlobalAgent(firstProxyEnv), proxyEnv: firstProxyEnv };
 let ownGlobal = firstGlobal;
 
 // The agent of a request that names none. Node 26's

@@ -335,6 +335,20 @@ class TLSSocket extends net.Socket {
       return;
     }
     this._bytesRead += chunk.length;
+    const state = this._readableState;
+    if (state.flowing === true && state.length === 0 && !state.sync && !state.decoder && !state.ended &&
+        !state.destroyed && !this._enginePaused && this.listenerCount('data') !== 0) {
+      // What push() would do here, without the tick it schedules after every
+      // chunk to call _read(), which for a socket the engine feeds only
+      // restarts a paused engine: once per request on a keep-alive HTTP
+      // connection, where node:https's parser reads its TLS stream natively.
+      state.reading = false;
+      if (state.multiAwaitDrain) state.awaitDrainWriters.clear();
+      else state.awaitDrainWriters = null;
+      state.dataEmitted = true;
+      this.emit('data', chunk);
+      return;
+    }
     if (!this.push(chunk)) this._pauseEngine();
   }
 

@@ -235,6 +235,50 @@ describe('socket: a connected pair', function () {
     await drained;
     assert.strictEqual((await all).length, total);
   });
+
+  it('a reader that pauses in its data listener and resumes later gets every byte in order', async function () {
+    const { client, sock } = p;
+    assert.strictEqual(client.readableDidRead, false);
+    const total = 4 * 1024 * 1024;
+    const sent = Buffer.alloc(total);
+    for (let i = 0; i < total; i += 4) sent.writeUInt32LE(i, i);
+    const got = [];
+    let n = 0;
+    let readableTurn = 0; // 1 while a 'readable' reader drains, 2 after
+    const done = new Promise((resolve, reject) => {
+      client.on('data', (d) => {
+        got.push(d);
+        n += d.length;
+        if (n >= total) return resolve();
+        if (readableTurn === 1) return; // read() below emits these
+        // Alternate: resume on the next turn, or after more has arrived
+        // (buffered, the engine stopped by backpressure), or at once.
+        const k = got.length % 3;
+        if (k === 0) return;
+        client.pause();
+        if (k === 1) setImmediate(() => client.resume());
+        else setTimeout(() => client.resume(), 2);
+        // Once, mid-stream, a 'readable' reader takes over and hands back.
+        if (readableTurn === 0 && n > total / 2) {
+          readableTurn = 1;
+          const onReadable = () => {
+            while (client.read() !== null);
+            client.off('readable', onReadable);
+            readableTurn = 2;
+            client.resume();
+          };
+          client.on('readable', onReadable);
+        }
+      });
+      client.once('error', reject);
+    });
+    for (let i = 0; i < total; i += 7 * 1024) sock.write(sent.subarray(i, Math.min(total, i + 7 * 1024)));
+    await done;
+    assert.strictEqual(readableTurn, 2);
+    assert.strictEqual(client.readableDidRead, true);
+    assert.ok(Buffer.concat(got).equals(sent), 'bytes lost, repeated or out of order');
+  });
+
 });
 
 describe('socket: pipe, end, destroy', function () {

@@ -6,7 +6,7 @@
 // than their run-to-run spread (the h1 rows of `compare.js --https`).
 //
 //   node benchmark/https-instructions.js [size=1024] [concurrency=1]
-//     [requests=10000] [impls=builtin,tlswrap]
+//     [requests=10000] [impls=builtin,tlswrap] [cachesim=0]
 //
 // For each impl, the server runs twice under callgrind (Linux, valgrind
 // installed), serving `requests` and then 3 x `requests` requests of a
@@ -18,6 +18,14 @@
 // the server process. Kernel work (system calls, TCP) is not counted. About
 // 3 minutes per impl at the defaults. Prints one JSON line per impl, then
 // one with the ratio tlswrap / builtin.
+//
+// cachesim=1 also runs valgrind's cache model (I1, D1 and last-level caches
+// of this machine's geometry, about twice as slow) and prints misses per
+// request and an estimate of cycles per request, callgrind's usual weighting:
+// instructions + 10 x L1 misses + 100 x last-level misses. Equal instruction
+// counts can hide different cache behaviour (the addon's code is cold at each
+// request); this counts it without the machine's timing noise, though the
+// weights are a model, not this CPU's penalties.
 //
 // role=server and role=client are the two halves, started by this script;
 // `role=server impl=<impl> requests=<n>` alone serves n requests, untimed.
@@ -36,6 +44,7 @@ const { opts } = common.setup({
   concurrency: 1,
   requests: 10000,
   port: 0,
+  cachesim: 0,
 }, (o) => {
   common.checkInt(o, 'size', 0);
   common.checkInt(o, 'concurrency', 1);
@@ -91,20 +100,31 @@ function runClient() {
   for (let i = 0; i < opts.concurrency; i++) one();
 }
 
-// Total instructions of one server process under callgrind.
-function countInstructions(impl, requests) {
+// Event totals of one server process under callgrind: { Ir, and with
+// cachesim the cache misses I1mr, D1mr, D1mw, ILmr, DLmr, DLmw }.
+function countEvents(impl, requests) {
   const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tlswrap-cg-')), 'callgrind.out');
   try {
-    execFileSync('valgrind', ['--tool=callgrind', `--callgrind-out-file=${out}`, process.execPath, __filename,
+    execFileSync('valgrind', ['--tool=callgrind', `--callgrind-out-file=${out}`,
+      ...(opts.cachesim ? ['--cache-sim=yes'] : []), process.execPath, __filename,
       'role=server', `impl=${impl}`, `requests=${requests}`, `size=${opts.size}`,
       `concurrency=${opts.concurrency}`], { stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
     const text = fs.readFileSync(out, 'utf8');
-    const m = /^(?:summary|totals): (\d+)/m.exec(text);
-    if (!m) throw new Error('no instruction total in callgrind output');
-    return Number(m[1]);
+    const names = /^events: (.+)$/m.exec(text);
+    const totals = /^(?:summary|totals): ([\d ]+)$/m.exec(text);
+    if (!names || !totals) throw new Error('no event totals in callgrind output');
+    const values = totals[1].trim().split(/ +/).map(Number);
+    const events = {};
+    names[1].trim().split(/ +/).forEach((name, i) => { events[name] = values[i] || 0; });
+    return events;
   } finally {
     fs.rmSync(path.dirname(out), { recursive: true, force: true });
   }
+}
+
+// callgrind_annotate's and KCachegrind's cycle estimate.
+function estimatedCycles(e) {
+  return e.Ir + 10 * (e.I1mr + e.D1mr + e.D1mw) + 100 * (e.ILmr + e.DLmr + e.DLmw);
 }
 
 function runDriver() {
@@ -114,16 +134,28 @@ function runDriver() {
     common.fail(new Error('valgrind is not installed (apt-get install valgrind)'));
   }
   const perRequest = {};
+  const cyclesPerRequest = {};
+  const per = (short, long, f) => (f(long) - f(short)) / (2 * opts.requests);
   for (const impl of opts.impls.split(',')) {
-    const short = countInstructions(impl, opts.requests);
-    const long = countInstructions(impl, 3 * opts.requests);
-    perRequest[impl] = (long - short) / (2 * opts.requests);
-    console.log(JSON.stringify({
+    const short = countEvents(impl, opts.requests);
+    const long = countEvents(impl, 3 * opts.requests);
+    perRequest[impl] = per(short, long, (e) => e.Ir);
+    const line = {
       impl, size: opts.size, concurrency: opts.concurrency, requests: opts.requests,
-      instructionsPerRequest: Math.round(perRequest[impl]), ...common.runtimeInfo(),
-    }));
+      instructionsPerRequest: Math.round(perRequest[impl]),
+    };
+    if (opts.cachesim) {
+      cyclesPerRequest[impl] = per(short, long, estimatedCycles);
+      line.L1MissesPerRequest = Math.round(per(short, long, (e) => e.I1mr + e.D1mr + e.D1mw));
+      line.I1MissesPerRequest = Math.round(per(short, long, (e) => e.I1mr));
+      line.LLMissesPerRequest = Math.round(per(short, long, (e) => e.ILmr + e.DLmr + e.DLmw));
+      line.estimatedCyclesPerRequest = Math.round(cyclesPerRequest[impl]);
+    }
+    console.log(JSON.stringify({ ...line, ...common.runtimeInfo() }));
   }
   if (perRequest.builtin && perRequest.tlswrap) {
-    console.log(JSON.stringify({ ratio: 'tlswrap/builtin', instructions: +(perRequest.tlswrap / perRequest.builtin).toFixed(3) }));
+    const ratio = { ratio: 'tlswrap/builtin', instructions: +(perRequest.tlswrap / perRequest.builtin).toFixed(3) };
+    if (opts.cachesim) ratio.estimatedCycles = +(cyclesPerRequest.tlswrap / cyclesPerRequest.builtin).toFixed(3);
+    console.log(JSON.stringify(ratio));
   }
 }

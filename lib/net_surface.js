@@ -2,7 +2,7 @@
 
 // The net.Socket surface of a TLSSocket: addresses, socket options, ref/unref
 // and the idle timeout. On the native transport they are answered by the
-// engine's TCP handle (and the addresses read before node's handle closed);
+// engine's TCP handle;
 // on the generic one they are passed to the underlying Duplex where it has
 // them.
 
@@ -41,33 +41,52 @@ class NetSurface {
   }
 
   get remoteAddress() {
-    if (this._addresses) return this._addresses.remoteAddress;
-    return this._transport ? this._transport.remoteAddress : undefined;
+    return this._transportName(true, 'address');
   }
 
   get remotePort() {
-    if (this._addresses) return this._addresses.remotePort;
-    return this._transport ? this._transport.remotePort : undefined;
+    return this._transportName(true, 'port');
   }
 
   get remoteFamily() {
-    if (this._addresses) return this._addresses.remoteFamily;
-    return this._transport ? this._transport.remoteFamily : undefined;
+    return this._transportName(true, 'family');
   }
 
   get localAddress() {
-    if (this._addresses) return this._addresses.localAddress;
-    return this._transport ? this._transport.localAddress : undefined;
+    return this._transportName(false, 'address');
   }
 
   get localPort() {
-    if (this._addresses) return this._addresses.localPort;
-    return this._transport ? this._transport.localPort : undefined;
+    return this._transportName(false, 'port');
   }
 
   get localFamily() {
-    if (this._addresses) return this._addresses.localFamily;
-    return this._transport ? this._transport.localFamily : undefined;
+    return this._transportName(false, 'family');
+  }
+
+  // On the engine's TCP handle the kernel is asked once, when someone first
+  // wants an address (most connections never do), and the answer is kept,
+  // as net.Socket keeps its own: once the socket has closed, an address
+  // never asked for is undefined, as with node:tls.
+  _nativeName(peer) {
+    const cached = peer ? this._peername : this._sockname;
+    if (cached !== null || this._handle === null) return cached;
+    const out = {};
+    if (this._handle.getAddress(peer, out) !== 0) return null;
+    if (peer) this._peername = out;
+    else this._sockname = out;
+    return out;
+  }
+
+  _transportName(peer, field) {
+    if (this._native) {
+      const name = this._nativeName(peer);
+      return name === null ? undefined : name[field];
+    }
+    if (!this._transport) return undefined;
+    if (field === 'address') return peer ? this._transport.remoteAddress : this._transport.localAddress;
+    if (field === 'port') return peer ? this._transport.remotePort : this._transport.localPort;
+    return peer ? this._transport.remoteFamily : this._transport.localFamily;
   }
 
   // As net.Socket's: undefined once the socket has no handle.
@@ -76,9 +95,9 @@ class NetSurface {
   }
 
   address() {
-    if (this._addresses) {
-      const { localAddress: address, localFamily: family, localPort: port } = this._addresses;
-      return { address, family, port };
+    if (this._native) {
+      const name = this._nativeName(false);
+      return name === null ? {} : { address: name.address, family: name.family, port: name.port };
     }
     return this._transport && typeof this._transport.address === 'function' ? this._transport.address() : {};
   }

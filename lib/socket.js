@@ -194,7 +194,8 @@ class TLSSocket extends net.Socket {
     this._sessionReleased = false;
     this._pendingSession = null;
     this._native = false; // the connection is on the engine's own TCP handle
-    this._addresses = null; // its addresses, read before node's handle closed
+    this._peername = null; // on the native transport, addresses once asked for
+    this._sockname = null;
     this._unrefed = null; // the last ref() (false) or unref() (true); null: neither
 
     this.encrypted = true;

@@ -95,9 +95,16 @@ const nativeTransportDisabled = process.env.TLSWRAP_TRANSPORT === 'js';
 // its address getters, which keep answering as before, and for ref/unref.
 // A class, not an object literal of closures: every idle connection holds
 // one, on each side.
+function copyName(name, out) {
+  if (name === null) return UV_EBADF;
+  out.address = name.address;
+  out.family = name.family;
+  out.port = name.port;
+  return 0;
+}
+
 class StandInHandle {
-  constructor(addresses, owner) {
-    this.addresses = addresses;
+  constructor(owner) {
     this.owner = owner;
     this.fd = -1;
     this.bytesRead = 0;
@@ -106,18 +113,13 @@ class StandInHandle {
     this.onread = null;
   }
 
+  // The addresses are the TLS socket's (a closed one knows those it was asked).
   getsockname(out) {
-    out.address = this.addresses.localAddress;
-    out.family = this.addresses.localFamily;
-    out.port = this.addresses.localPort;
-    return 0;
+    return copyName(this.owner._nativeName(false), out);
   }
 
   getpeername(out) {
-    out.address = this.addresses.remoteAddress;
-    out.family = this.addresses.remoteFamily;
-    out.port = this.addresses.remotePort;
-    return 0;
+    return copyName(this.owner._nativeName(true), out);
   }
 
   close(cb) {
@@ -260,27 +262,18 @@ function canTakeOver(raw) {
 function takeOver(socket, raw) {
   if (!canTakeOver(raw)) return false;
   const handle = raw._handle;
-  const addresses = {
-    remoteAddress: raw.remoteAddress,
-    remotePort: raw.remotePort,
-    remoteFamily: raw.remoteFamily,
-    localAddress: raw.localAddress,
-    localPort: raw.localPort,
-    localFamily: raw.localFamily,
-  };
   handle.readStop();
   if (socket._handle.useNativeTransport(handle.fd) !== 0) {
     handle.readStart();
     return false;
   }
-  socket._addresses = addresses;
   socket._native = true;
   // The new handle starts ref'd: it takes the state asked of this socket
   // (an unref() while connecting went to node's handle), else node's.
   const unref = socket._unrefed !== null ? socket._unrefed :
     typeof handle.hasRef === 'function' && !handle.hasRef();
   if (unref) socket._handle.unref();
-  raw._handle = new StandInHandle(addresses, socket);
+  raw._handle = new StandInHandle(socket);
   handle.close();
   return true;
 }

@@ -184,6 +184,13 @@ int UvTransport::fd() const {
   return fd;
 }
 
+int UvTransport::GetName(bool peer, sockaddr_storage* out) const {
+  if (!open_ || closing_) return UV_EBADF;
+  auto* addr = reinterpret_cast<sockaddr*>(out);
+  int len = sizeof(*out);
+  return peer ? uv_tcp_getpeername(&tcp_, addr, &len) : uv_tcp_getsockname(&tcp_, addr, &len);
+}
+
 int UvTransport::SetNoDelay(bool enable) {
   return open_ && !closing_ ? uv_tcp_nodelay(&tcp_, enable ? 1 : 0) : 0;
 }

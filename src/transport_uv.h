@@ -54,6 +54,9 @@ class UvTransport : public Transport {
   void ReadStop();
   int SetNoDelay(bool enable);
   int SetKeepAlive(bool enable, unsigned int delay_seconds);
+  // The connection's peer (or local) address, asked of the kernel when
+  // wanted: most connections are never asked. A libuv error code.
+  int GetName(bool peer, sockaddr_storage* out) const;
   void Ref();
   void Unref();
   // Starts closing; OnTransportClosed() follows (also if it never opened).

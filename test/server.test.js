@@ -52,3 +52,34 @@ describe('server: pauseOnConnect', function () {
     }
   });
 });
+
+describe("server: the TCP socket under a connection ('connection' event)", function () {
+  it('has the connection\'s addresses once the TLS socket is up, and counts until it closes', async function () {
+    const server = tlswrap.createServer(serverOptions());
+    const raw = once(server, 'connection');
+    const accepted = once(server, 'secureConnection');
+    const port = await listen(server);
+    const client = tlswrap.connect(clientOptions(port));
+    await once(client, 'secureConnect');
+    const [[tcp], [sock]] = await Promise.all([raw, accepted]);
+    try {
+      assert.strictEqual(tcp.remoteAddress, '127.0.0.1');
+      assert.strictEqual(tcp.remotePort, client.localPort);
+      assert.strictEqual(tcp.remoteFamily, 'IPv4');
+      assert.strictEqual(tcp.localPort, port);
+      assert.deepStrictEqual(tcp.address(), sock.address());
+      const count = () => new Promise((resolve, reject) => {
+        server.getConnections((err, n) => (err ? reject(err) : resolve(n)));
+      });
+      assert.strictEqual(await count(), 1);
+      const closed = once(sock, 'close');
+      sock.on('end', () => sock.end());
+      client.end();
+      await closed;
+      await sleep(20);
+      assert.strictEqual(await count(), 0);
+    } finally {
+      await release([client, sock], null, server);
+    }
+  });
+});

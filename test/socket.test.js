@@ -76,6 +76,19 @@ describe('socket: a connected pair', function () {
     assert.deepStrictEqual(sock.address(), { address: '127.0.0.1', family: 'IPv4', port });
   });
 
+  it('remote addresses asked for while open are still answered after close', async function () {
+    const { client, sock } = p;
+    // (net.Socket keeps its peer's address, not its own: localPort is
+    // undefined after close with node:tls.)
+    const before = [client.remoteAddress, client.remotePort, client.remoteFamily, sock.remotePort];
+    for (const s of [client, sock]) s.on('error', () => {});
+    const closed = [once(client, 'close'), once(sock, 'close')];
+    sock.on('end', () => sock.end());
+    client.end();
+    await Promise.all(closed);
+    assert.deepStrictEqual([client.remoteAddress, client.remotePort, client.remoteFamily, sock.remotePort], before);
+  });
+
   it('readyState/connecting/pending once connected', function () {
     assert.strictEqual(p.client.readyState, 'open');
     assert.strictEqual(p.client.connecting, false);

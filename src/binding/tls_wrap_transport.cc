@@ -1,6 +1,8 @@
 // TLSWrap on the native transport: taking a TCP fd over, socket options,
 // and the libuv callbacks (UvTransport::Owner), each an entry from the event
 // loop with no JS frame below it.
+#include <arpa/inet.h>
+
 #include "addon.h"
 #include "engine/events.h"
 #include "errors.h"
@@ -40,6 +42,40 @@ Napi::Value TLSWrap::UseNativeTransport(const Napi::CallbackInfo& info) {
   }
   napi_add_async_cleanup_hook(env, AsyncCleanupHook, this, &async_cleanup_);
   SyncReading();
+  return Napi::Number::New(env, 0);
+}
+
+// getAddress(peer, out): as node's TCP handle's getpeername/getsockname,
+// fills out.address, out.family ('IPv4' or 'IPv6') and out.port.
+Napi::Value TLSWrap::GetAddress(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (native_ == nullptr || info.Length() < 2 || !info[1].IsObject()) {
+    return Napi::Number::New(env, UV_EBADF);
+  }
+  sockaddr_storage storage{};
+  int err = native_->GetName(info[0].ToBoolean().Value(), &storage);
+  if (err != 0) return Napi::Number::New(env, err);
+  char ip[INET6_ADDRSTRLEN] = "";
+  int port = 0;
+  const char* family = nullptr;
+  if (storage.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&storage);
+    err = uv_ip4_name(in, ip, sizeof(ip));
+    port = ntohs(in->sin_port);
+    family = "IPv4";
+  } else if (storage.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&storage);
+    err = uv_ip6_name(in6, ip, sizeof(ip));
+    port = ntohs(in6->sin6_port);
+    family = "IPv6";
+  } else {
+    err = UV_EAFNOSUPPORT;
+  }
+  if (err != 0) return Napi::Number::New(env, err);
+  Napi::Object out = info[1].As<Napi::Object>();
+  out.Set("address", Napi::String::New(env, ip));
+  out.Set("family", Napi::String::New(env, family));
+  out.Set("port", Napi::Number::New(env, port));
   return Napi::Number::New(env, 0);
 }
 

@@ -2,9 +2,12 @@
 
 // Shared by the per-process benchmarks (throughput-s2c.js, handshake.js):
 // option parsing, loading the implementation under test, TLS options for a
-// given version/cipher, and the resource monitors (CPU, RSS, GC).
+// given version/cipher, the resource monitors (CPU, RSS, GC), and running a
+// process under callgrind (the *-instructions.js benchmarks).
 
+const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 const { PerformanceObserver, performance, constants } = require('node:perf_hooks');
 
@@ -235,7 +238,42 @@ function fail(err) {
   process.exit(1);
 }
 
+// valgrind must be there for the *-instructions.js benchmarks.
+function checkValgrind() {
+  try {
+    execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+  } catch {
+    fail(new Error('valgrind is not installed (apt-get install valgrind)'));
+  }
+}
+
+// Runs this node on `args` under callgrind (children it forks are not
+// followed) and returns its event totals: { Ir } and, with cachesim, the
+// cache misses { I1mr, D1mr, D1mw, ILmr, DLmr, DLmw }.
+function callgrindEvents(args, { cachesim = false } = {}) {
+  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tlswrap-cg-')), 'callgrind.out');
+  try {
+    execFileSync('valgrind', ['--tool=callgrind', `--callgrind-out-file=${out}`,
+      ...(cachesim ? ['--cache-sim=yes'] : []), process.execPath, ...args],
+    { stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
+    const text = fs.readFileSync(out, 'utf8');
+    const names = /^events: (.+)$/m.exec(text);
+    const totals = /^(?:summary|totals): ([\d ]+)$/m.exec(text);
+    if (!names || !totals) throw new Error('no event totals in callgrind output');
+    const values = totals[1].trim().split(/ +/).map(Number);
+    const events = {};
+    names[1].trim().split(/ +/).forEach((name, i) => {
+      events[name] = values[i] || 0;
+    });
+    return events;
+  } finally {
+    fs.rmSync(path.dirname(out), { recursive: true, force: true });
+  }
+}
+
 module.exports = {
+  callgrindEvents,
+  checkValgrind,
   settledRss,
   runtimeInfo,
   MiB,

@@ -5,7 +5,7 @@
 //
 //   node benchmark/handshake.js [impl=tlswrap] [tlsVersion=TLSv1.3]
 //     [concurrency=8] [dur=5] [cipher=AES-256-GCM] [warmup=0.5] [resume=0]
-//     [cache=0] [https=0] [key=rsa] [groups=]
+//     [cache=0] [https=0] [key=rsa] [groups=] [conns=0]
 //
 // Server and client in this one process on 127.0.0.1, same impl both ends.
 // `concurrency` connections are kept in flight: each one connects, completes
@@ -40,6 +40,8 @@
 //
 // Timing as in throughput-s2c: the window opens `warmup` seconds after the
 // first completed connection and lasts `dur` seconds. Prints one JSON line.
+// conns=N (N > 0) instead makes exactly N connections, untimed, and prints
+// how many: for handshake-instructions.js, which runs this under valgrind.
 
 const { constants: cryptoConstants } = require('node:crypto');
 const common = require('./common.js');
@@ -56,11 +58,13 @@ const { opts, tls } = common.setup({
   https: 0,
   key: 'rsa',
   groups: '',
+  conns: 0,
 }, (o) => {
   common.checkInt(o, 'concurrency', 1);
   common.checkInt(o, 'resume', 0, 1);
   common.checkInt(o, 'cache', 0, 1);
   common.checkInt(o, 'https', 0, 1);
+  common.checkInt(o, 'conns', 0);
   if (o.cache && (o.impl !== 'tlswrap' || !o.resume || o.https)) {
     throw new Error('cache=1 needs impl=tlswrap and resume=1 (https=1 resumes through the Agent anyway)');
   }
@@ -133,6 +137,11 @@ const clients = new Set();
 function onDone(port) {
   if (finished) return;
   completed++;
+  if (opts.conns > 0) {
+    if (completed === opts.conns) endCounted();
+    else if (completed + clients.size < opts.conns) connectOne(port);
+    return;
+  }
   if (!started) {
     started = true;
     clearTimeout(noConnTimer);
@@ -225,13 +234,23 @@ function track(client, port) {
   });
 }
 
-// If nothing completes, fail instead of hanging the caller.
-const noConnTimer = setTimeout(() => common.fail(new Error('no connection completed within 15 s')), 15000);
+// If nothing completes, fail instead of hanging the caller (valgrind, with
+// conns=N, is some 50 times slower).
+const noConnSeconds = opts.conns > 0 ? 600 : 15;
+const noConnTimer = setTimeout(() => common.fail(new Error(`no connection completed within ${noConnSeconds} s`)),
+                               noConnSeconds * 1000);
 
 server.listen(0, '127.0.0.1', () => {
   const { port } = server.address();
-  for (let i = 0; i < opts.concurrency; i++) connectOne(port);
+  for (let i = 0; i < Math.min(opts.concurrency, opts.conns || Infinity); i++) connectOne(port);
 });
+
+function endCounted() {
+  clearTimeout(noConnTimer);
+  finished = true;
+  process.stdout.write(`${JSON.stringify({ bench: 'handshake', impl: opts.impl, conns: completed, cipherSuite, group })}\n`);
+  tearDown();
+}
 
 function begin() {
   startCount = completed;
@@ -266,8 +285,11 @@ function end() {
     ...common.runtimeInfo(),
   };
   process.stdout.write(`${JSON.stringify(result)}\n`);
+  tearDown();
+}
 
-  // Tear down so the process exits by itself; see throughput-s2c.js.
+// So the process exits by itself; see throughput-s2c.js.
+function tearDown() {
   if (agent) agent.destroy();
   for (const c of clients) c.destroy();
   for (const s of serverSockets) s.destroy();

@@ -30,10 +30,7 @@
 // role=server and role=client are the two halves, started by this script;
 // `role=server impl=<impl> requests=<n>` alone serves n requests, untimed.
 
-const { execFileSync, fork } = require('node:child_process');
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
+const { fork } = require('node:child_process');
 const common = require('./common.js');
 
 const { opts } = common.setup({
@@ -100,26 +97,10 @@ function runClient() {
   for (let i = 0; i < opts.concurrency; i++) one();
 }
 
-// Event totals of one server process under callgrind: { Ir, and with
-// cachesim the cache misses I1mr, D1mr, D1mw, ILmr, DLmr, DLmw }.
+// Event totals of one server process under callgrind.
 function countEvents(impl, requests) {
-  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tlswrap-cg-')), 'callgrind.out');
-  try {
-    execFileSync('valgrind', ['--tool=callgrind', `--callgrind-out-file=${out}`,
-      ...(opts.cachesim ? ['--cache-sim=yes'] : []), process.execPath, __filename,
-      'role=server', `impl=${impl}`, `requests=${requests}`, `size=${opts.size}`,
-      `concurrency=${opts.concurrency}`], { stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
-    const text = fs.readFileSync(out, 'utf8');
-    const names = /^events: (.+)$/m.exec(text);
-    const totals = /^(?:summary|totals): ([\d ]+)$/m.exec(text);
-    if (!names || !totals) throw new Error('no event totals in callgrind output');
-    const values = totals[1].trim().split(/ +/).map(Number);
-    const events = {};
-    names[1].trim().split(/ +/).forEach((name, i) => { events[name] = values[i] || 0; });
-    return events;
-  } finally {
-    fs.rmSync(path.dirname(out), { recursive: true, force: true });
-  }
+  return common.callgrindEvents([__filename, 'role=server', `impl=${impl}`, `requests=${requests}`,
+    `size=${opts.size}`, `concurrency=${opts.concurrency}`], { cachesim: !!opts.cachesim });
 }
 
 // callgrind_annotate's and KCachegrind's cycle estimate.
@@ -128,11 +109,7 @@ function estimatedCycles(e) {
 }
 
 function runDriver() {
-  try {
-    execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
-  } catch {
-    common.fail(new Error('valgrind is not installed (apt-get install valgrind)'));
-  }
+  common.checkValgrind();
   const perRequest = {};
   const cyclesPerRequest = {};
   const per = (short, long, f) => (f(long) - f(short)) / (2 * opts.requests);

@@ -71,6 +71,13 @@ describe('benchmark scripts', function () {
         assert.strictEqual(r.cipherSuite, 'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384');
       });
 
+      it(`handshake.js conns=N makes exactly N connections under ${name}, impl=${impl} (handshake-instructions.js)`,
+        async () => {
+          const cache = impl === 'tlswrap' ? ['cache=1'] : [];
+          const r = await runBench(exe, 'handshake.js', [`impl=${impl}`, 'resume=1', ...cache, 'concurrency=3', 'conns=7']);
+          assert.deepStrictEqual([r.bench, r.impl, r.conns], ['handshake', impl, 7]);
+        });
+
       it(`first-connection.js runs under ${name}, impl=${impl}, verifying through NODE_EXTRA_CA_CERTS`, async () => {
         const env = { ...process.env, NODE_EXTRA_CA_CERTS: path.join(__dirname, 'fixtures', 'ca-cert.pem') };
         const r = await runBench(exe, 'first-connection.js', [`impl=${impl}`], env);

@@ -2,9 +2,8 @@
 
 // The net.Socket surface of a TLSSocket: addresses, socket options, ref/unref
 // and the idle timeout. On the native transport they are answered by the
-// engine's TCP handle;
-// on the generic one they are passed to the underlying Duplex where it has
-// them.
+// engine's TCP handle; on the generic one they are passed to the underlying
+// Duplex where it has them.
 
 const { invalidArgType } = require('./errors');
 

@@ -90,11 +90,7 @@ const forwarders = Object.fromEntries(forwardedEvents.map((name) => [name, funct
 // TLSWRAP_TRANSPORT=js keeps every connection on the generic transport.
 const nativeTransportDisabled = process.env.TLSWRAP_TRANSPORT === 'js';
 
-// What a taken-over net.Socket keeps as its handle: enough for its destroy()
-// (which is what lets node's Server count the connection as gone) and for
-// its address getters, which keep answering as before, and for ref/unref.
-// A class, not an object literal of closures: every idle connection holds
-// one, on each side.
+// As a TCP handle's getpeername/getsockname fill `out`.
 function copyName(name, out) {
   if (name === null) return UV_EBADF;
   out.address = name.address;
@@ -103,6 +99,11 @@ function copyName(name, out) {
   return 0;
 }
 
+// What a taken-over net.Socket keeps as its handle: enough for its destroy()
+// (which is what lets node's Server count the connection as gone) and for
+// its address getters, which keep answering as before, and for ref/unref.
+// A class, not an object literal of closures: every idle connection holds
+// one, on each side.
 class StandInHandle {
   constructor(owner) {
     this.owner = owner;

@@ -259,12 +259,13 @@ function request(...args) {
   }
   if (args[0] && typeof args[0] !== 'function') Object.assign(options, args.shift());
 
+  const fallbackAgent = defaultAgent();
   if (options.checkServerIdentity !== undefined && options.checkServerIdentity !== nodeTls.checkServerIdentity) {
-    const agent = options.agent === undefined ? defaultAgent() : options.agent;
+    const agent = options.agent === undefined ? fallbackAgent : options.agent;
     const agentCheck = agent && agent.options ? agent.options.checkServerIdentity : undefined;
     if (agentCheck !== options.checkServerIdentity) options[kOwnIdentityCheck] = ++ownIdentityChecks;
   }
-  options._defaultAgent = defaultAgent();
+  options._defaultAgent = fallbackAgent;
   args.unshift(options);
   return new http.ClientRequest(...args);
 }

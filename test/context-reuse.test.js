@@ -250,6 +250,43 @@ describe('context reuse: each connection still gets its own settings', function 
     });
   });
 
+  // tlswrap installs OpenSSL's keylog callback on a context only once some
+  // connection listens: the connections around this one share its context
+  // and do not.
+  for (const maxVersion of ['TLSv1.2', 'TLSv1.3']) {
+    it(`keylog (${maxVersion}) reaches the connection that listens, on a context others share, and matches the server's`, async function () {
+      const serverLines = [];
+      const sni = tlswrap.createSecureContext(serverOptions());
+      const server = tlswrap.createServer(serverOptions({ SNICallback: (name, cb) => cb(null, sni) }), (s) => s.end());
+      const port = await listen(server);
+      try {
+        assertAuthorized(await connectOnce(port, { maxVersion }));
+        server.on('keylog', (line) => serverLines.push(line.toString()));
+        const lines = [];
+        const client = tlswrap.connect({ host: '127.0.0.1', port, servername: 'localhost', ca: fixtures.ca, maxVersion });
+        client.on('keylog', (line) => lines.push(line.toString()));
+        client.resume();
+        await new Promise((resolve, reject) => {
+          client.on('error', reject);
+          client.on('close', resolve);
+        });
+        assertAuthorized(await connectOnce(port, { maxVersion }));
+        const labels = lines.map((line) => line.split(' ')[0]).sort();
+        assert.deepStrictEqual(labels, maxVersion === 'TLSv1.2' ? ['CLIENT_RANDOM'] : [
+          'CLIENT_HANDSHAKE_TRAFFIC_SECRET', 'CLIENT_TRAFFIC_SECRET_0', 'EXPORTER_SECRET',
+          'SERVER_HANDSHAKE_TRAFFIC_SECRET', 'SERVER_TRAFFIC_SECRET_0',
+        ]);
+        assert.ok(lines.every((line) => /^[A-Z_0-9]+ [0-9a-f]{64} [0-9a-f]{64,}\n$/.test(line)), lines.join(''));
+        // The server listened from the second connection on: its lines for
+        // that one are the client's (the same secrets), the third adds as many.
+        assert.strictEqual(serverLines.length, 2 * lines.length);
+        assert.deepStrictEqual(serverLines.slice(0, lines.length).sort(), lines.slice().sort());
+      } finally {
+        await closeServer(server);
+      }
+    });
+  }
+
   it('a large ca Buffer rewritten in place between connects trusts what it holds now', async function () {
     await withServer(serverOptions(), async (port) => {
       // Large enough for any digest memo to matter.

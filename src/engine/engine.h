@@ -193,7 +193,7 @@ class Engine {
   // The hint a TLS 1.2 server sends; false if OpenSSL refused it (too long).
   bool SetPskIdentityHint(const std::string& hint);
   void SetVerifyMode(bool request_cert, bool reject_unauthorized);
-  void EnableKeylog() { keylog_ = true; }
+  void EnableKeylog();
   void EnableCertCb();
   // Ends the pause the SNI callback asked for, serving the certificate of
   // `ctx` if given. False if OpenSSL refused it.

@@ -74,9 +74,13 @@ function onCiphertextFlushed(err) {
   owner._handle.ciphertextFlushed();
 }
 
-// The engine reports key material only once someone listens for it.
+// The engine reports key material, and a client its sessions, only once
+// someone listens for them (as node:tls): encoding each session costs every
+// full handshake, and its event holds back the reads behind it.
 function onNewListener(event) {
-  if (event === 'keylog' && this._handle !== null) this._handle.enableKeylog();
+  if (this._handle === null) return;
+  if (event === 'keylog') this._handle.enableKeylog();
+  else if (event === 'session' && !this._tlsOptions.isServer) this._handle.enableSessionEvents(true, false);
 }
 
 // node:http's keep-alive agent asks a socket's handle for its async id (the

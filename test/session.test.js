@@ -104,6 +104,34 @@ for (const version of ['TLSv1.2', 'TLSv1.3']) {
       assert.strictEqual(again.protocol, version);
     });
 
+    // Sessions are asked of OpenSSL once a 'session' listener exists. One
+    // added in 'secureConnect' is too late for TLS 1.2's (part of the
+    // handshake) and in time for TLS 1.3's tickets (they follow it); without
+    // one, getSession() still has the session.
+    it("a 'session' listener added in 'secureConnect' gets the tickets that follow; getSession() needs none",
+      async function () {
+        const { server, port } = await start();
+        const client = tlswrap.connect(clientOptions(port));
+        await once(client, 'secureConnect');
+        const sessions = [];
+        client.on('session', (s) => sessions.push(s));
+        const expected = version === 'TLSv1.3' ? 2 : 0;
+        const deadline = Date.now() + 2000;
+        while (sessions.length < expected && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        // Time for any session that should not come.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        assert.strictEqual(sessions.length, expected);
+        const live = client.getSession();
+        client.end();
+        await once(client, 'close');
+        for (const session of [...sessions, live]) {
+          const again = await connectOnce(server, port, { session });
+          assert.strictEqual(again.reused, true);
+        }
+      });
+
     it('a session offered again and again resumes each time; the same bytes with the ticket changed do not',
       async function () {
         const { server, port } = await start();

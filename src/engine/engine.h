@@ -213,6 +213,10 @@ class Engine {
   // The server's sessionIdContext, from which the session id context bound
   // to each ClientHello's server name is derived.
   void SetSessionIdContext(const std::string& sid_ctx);
+  // Server: 'newSession' (each new session, holding the handshake until
+  // NewSessionDone()) and 'resumeSession' (the ClientHello waits for
+  // LoadSession()) listeners. Client: `new_session` turns on kSession, for
+  // a 'session' listener; without one no session is encoded or delivered.
   void EnableSessionEvents(bool new_session, bool resume_session);
   // Ends the pause a resumeSession listener asked for, with the session it
   // found (DER, may be empty).
@@ -314,7 +318,8 @@ class Engine {
   bool has_ocsp_response_ = false;
   BioPtr trace_bio_;  // stderr, once tracing is on
   // Server session cache outside OpenSSL ('newSession'/'resumeSession'): the
-  // ClientHello waits (SSL_CLIENT_HELLO_RETRY) while it is looked up.
+  // ClientHello waits (SSL_CLIENT_HELLO_RETRY) while it is looked up. On a
+  // client, new_session_events_ means a 'session' listener.
   bool new_session_events_ = false;
   unsigned new_sessions_pending_ = 0;
   Pause resume_ = Pause::kDone;  // kNone once a listener asks

@@ -103,6 +103,7 @@ TEST(coalescing_60_records_tls12) {
 
 TEST(session_event_between_data_it_came_between) {
   Pair p(kTls13);
+  p.client.engine->EnableSessionEvents(true, false);  // a 'session' listener
   p.Handshake();
   p.client.events.clear();
   std::string before = Pattern(100, 3);
@@ -127,6 +128,30 @@ TEST(session_event_between_data_it_came_between) {
   CHECK_EQ(p.client.Count(EventType::kSession), 1u);
 }
 
+// With no 'session' listener the client encodes and delivers no session,
+// and the ticket does not split the data around it into two batches.
+TEST(no_session_event_unless_asked) {
+  Pair p(kTls13);
+  p.Handshake();
+  p.client.events.clear();
+  std::string before = Pattern(100, 3);
+  std::string after = Pattern(200, 4);
+  size_t base = p.client.received.size();
+  p.server.Write(before);
+  CHECK(p.server.engine->NewSessionTicket());
+  p.server.Run();
+  p.server.Write(after);
+  p.server.Run();
+  CHECK(p.Transfer(p.server, p.client));
+  p.client.data_batches = 0;
+  p.client.Run();
+  CHECK_EQ(p.client.data_batches, 1u);
+  CHECK(p.client.received.substr(base) == before + after);
+  CHECK_EQ(p.client.Count(EventType::kSession), 0u);
+  // The session is still there to be read.
+  CHECK(SSL_SESSION_is_resumable(SSL_get_session(p.client.engine->ssl())) == 1);
+}
+
 // Two tickets read at once: as each session is delivered, the client's SSL
 // holds that session, not the next one (what getSession() reads), and a
 // transport EOF behind them waits for everything before it.
@@ -141,6 +166,7 @@ std::string Der(SSL_SESSION* session) {
 
 TEST(each_session_is_the_live_one_when_delivered) {
   Pair p(kTls13);
+  p.client.engine->EnableSessionEvents(true, false);  // a 'session' listener
   p.Handshake();
   p.client.events.clear();
   size_t base = p.client.received.size();
@@ -172,6 +198,7 @@ TEST(each_session_is_the_live_one_when_delivered) {
 // the engine ran again (both from one JS handler), goes out behind it.
 TEST(write_queued_after_ticket_request_goes_behind_it) {
   Pair p(kTls13);
+  p.client.engine->EnableSessionEvents(true, false);  // a 'session' listener
   p.Handshake();
   p.client.events.clear();
   std::string after = Pattern(200, 5);

@@ -101,27 +101,33 @@ TEST(coalescing_60_records_tls12) {
 
 // ---- 3. Ordering ----
 
-TEST(session_event_between_data_it_came_between) {
-  Pair p(kTls13);
-  p.client.engine->EnableSessionEvents(true, false);  // a 'session' listener
+// The server writes `before`, a ticket and `after`; the client reads all
+// of it at once. Returns the plaintext the client had before.
+size_t DataTicketData(Pair& p, bool session_listener, const std::string& before,
+                      const std::string& after) {
+  if (session_listener) p.client.engine->EnableSessionEvents(true, false);
   p.Handshake();
   p.client.events.clear();
-  std::string before = Pattern(100, 3);
-  std::string after = Pattern(200, 4);
   size_t base = p.client.received.size();
   p.server.Write(before);
   CHECK(p.server.engine->NewSessionTicket());
   p.server.Run();
   p.server.Write(after);
   p.server.Run();
-  // Data, ticket and data reach the client together: one read takes the
-  // data up to the ticket, and the session ends that batch (nothing after it
-  // is read until it is delivered); the rest is the next batch.
   CHECK(p.Transfer(p.server, p.client));
   p.client.data_batches = 0;
   p.client.Run();
-  CHECK_EQ(p.client.data_batches, 2u);
   CHECK(p.client.received.substr(base) == before + after);
+  return base;
+}
+
+// One read takes the data up to the ticket, and the session ends that batch
+// (nothing after it is read until it is delivered); the rest is the next.
+TEST(session_event_between_data_it_came_between) {
+  Pair p(kTls13);
+  std::string before = Pattern(100, 3);
+  size_t base = DataTicketData(p, true, before, Pattern(200, 4));
+  CHECK_EQ(p.client.data_batches, 2u);
   const Seen* session = p.client.Find(EventType::kSession);
   CHECK(session != nullptr);
   CHECK_EQ(session->at, base + before.size());
@@ -132,21 +138,8 @@ TEST(session_event_between_data_it_came_between) {
 // and the ticket does not split the data around it into two batches.
 TEST(no_session_event_unless_asked) {
   Pair p(kTls13);
-  p.Handshake();
-  p.client.events.clear();
-  std::string before = Pattern(100, 3);
-  std::string after = Pattern(200, 4);
-  size_t base = p.client.received.size();
-  p.server.Write(before);
-  CHECK(p.server.engine->NewSessionTicket());
-  p.server.Run();
-  p.server.Write(after);
-  p.server.Run();
-  CHECK(p.Transfer(p.server, p.client));
-  p.client.data_batches = 0;
-  p.client.Run();
+  DataTicketData(p, false, Pattern(100, 3), Pattern(200, 4));
   CHECK_EQ(p.client.data_batches, 1u);
-  CHECK(p.client.received.substr(base) == before + after);
   CHECK_EQ(p.client.Count(EventType::kSession), 0u);
   // The session is still there to be read.
   CHECK(SSL_SESSION_is_resumable(SSL_get_session(p.client.engine->ssl())) == 1);

@@ -43,7 +43,7 @@ const MUTATIONS = [
     'onread: small bursts are decrypted into scratch, then dropped (no user buffer asked)'],
   // ---- ordering ----
   ['events-before-data', 'src/binding/tls_wrap.cc',
-    'size_t at = std::min(event.offset, batch->len);', 'size_t at = 0;',
+    'size_t at = std::min(next.offset, batch.len);', 'size_t at = 0;',
     'events of a batch are delivered before the plaintext that preceded them'],
   ['event-offset-zero', 'src/engine/engine.cc',
     'events_.push_back(Event{type, read_fill_,', 'events_.push_back(Event{type, 0,',

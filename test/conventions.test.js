@@ -3,10 +3,12 @@
 // The project's JavaScript conventions, checked over every source file so a
 // slip shows up in `npm test` rather than in review: CommonJS files start
 // with 'use strict', and Node's builtins are required by their `node:` name.
+// And the mutation list (scripts/mutate.js) still matches the code it mutates.
 
 const assert = require('node:assert');
 const fs = require('node:fs');
 const path = require('node:path');
+const { execFileSync } = require('node:child_process');
 const { builtinModules } = require('node:module');
 
 const root = path.join(__dirname, '..');
@@ -57,5 +59,14 @@ describe('conventions', function () {
       }
     }
     assert.deepStrictEqual(found, []);
+  });
+
+  // `npm run mutate` refuses to start while any entry's search string is not
+  // in its file exactly once; a refactor that moves the code must move the
+  // mutation with it, or the suite's strength goes unchecked.
+  it('every mutation of npm run mutate still applies to the code', function () {
+    const out = execFileSync(process.execPath, [path.join(root, 'scripts', 'mutate.js'), '--list'],
+                             { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    assert.ok(out.split('\n').filter(Boolean).length >= 40, out);
   });
 });

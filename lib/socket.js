@@ -77,10 +77,14 @@ function onCiphertextFlushed(err) {
 // The engine reports key material, and a client its sessions, only once
 // someone listens for them (as node:tls): encoding each session costs every
 // full handshake, and its event holds back the reads behind it.
+// node:http adds a 'close' listener per response: the event is checked
+// before the handle (on Node 22+ `_handle` is an accessor of net.Socket's).
 function onNewListener(event) {
-  if (this._handle === null) return;
-  if (event === 'keylog') this._handle.enableKeylog();
-  else if (event === 'session' && !this._tlsOptions.isServer) this._handle.enableSessionEvents(true, false);
+  if (event === 'keylog') {
+    if (this._handle !== null) this._handle.enableKeylog();
+  } else if (event === 'session' && !this._tlsOptions.isServer && this._handle !== null) {
+    this._handle.enableSessionEvents(true, false);
+  }
 }
 
 // node:http's keep-alive agent asks a socket's handle for its async id (the
@@ -541,7 +545,8 @@ class TLSSocket extends net.Socket {
 
   // `buffers`: an Array of Buffers, or one Buffer.
   _dispatch(buffers, bytes, cb) {
-    if (this._handle === null) {
+    const handle = this._handle;
+    if (handle === null) {
       cb(codedError(Error, 'ERR_STREAM_DESTROYED', 'Cannot call write after a stream was destroyed'));
       return;
     }
@@ -554,8 +559,8 @@ class TLSSocket extends net.Socket {
     // Array's elements; many (a corked stream) as the Array.
     const id = ++this._writeId;
     let done;
-    if (!Array.isArray(buffers) || buffers.length > kMaxSpreadChunks) done = this._handle.writev(id, buffers);
-    else done = this._handle.writev(id, ...buffers);
+    if (!Array.isArray(buffers) || buffers.length > kMaxSpreadChunks) done = handle.writev(id, buffers);
+    else done = handle.writev(id, ...buffers);
     if (done && this._writeCallback === cb) {
       this._writeCallback = null;
       this._writeQueueSize = 0;

@@ -79,6 +79,15 @@ const MUTATIONS = [
   ['release-under-openssl', 'src/binding/tls_wrap.cc',
     '  if (depth_ == 0) Release();\n}', '  Release();\n}',
     'destroy() from a callback under OpenSSL (ALPNCallback) frees at once, not on the way out'],
+  ['client-sessions-never-asked', 'lib/socket.js',
+    "this._handle.enableSessionEvents(true, false);", '/* not asked */',
+    "a client's 'session' listener never turns the engine's session events on"],
+  ['client-sessions-unasked', 'src/engine/engine_callbacks.cc',
+    '  if (!engine->new_session_events_) return 0;\n', '',
+    'every new session is encoded and emitted, a listener or not (and holds back the reads behind it)'],
+  ['keylog-never-installed', 'src/engine/engine_callbacks.cc',
+    '    SSL_CTX_set_keylog_callback(ctx, KeylogCallback);\n', '',
+    "a 'keylog' listener never installs OpenSSL's keylog callback"],
   ['unauthorized-session-cached', 'lib/connect.js',
     'if (socket.authorized) cache.set(key, session);', 'cache.set(key, session);',
     'sessionCache keeps the session of a connection that failed verification'],
@@ -365,7 +374,9 @@ async function main() {
           const runEnv = { ...env };
           if (transport === 'js') runEnv.TLSWRAP_TRANSPORT = 'js';
           else delete runEnv.TLSWRAP_TRANSPORT;
-          const r = await run(process.execPath, [mocha, '--bail', ...specArgs], { cwd: dir, env: runEnv, limitSec });
+          // --exit: a test that failed under the mutation may leave its
+          // server open, and the run would wait out limitSec for nothing.
+          const r = await run(process.execPath, [mocha, '--bail', '--exit', ...specArgs], { cwd: dir, env: runEnv, limitSec });
           if (r.timedOut) result = { status: 'killed', by: `${transport}: timed out after ${limitSec}s` };
           else if (r.code !== 0) result = { status: 'killed', by: `${transport}: ${firstFailure(r)}` };
         }

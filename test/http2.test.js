@@ -185,6 +185,86 @@ describe('http2', function () {
     }
   });
 
+  // The server's writes are in flight in each of these (a 16 MiB body does
+  // not fit in the socket's buffers): the session's shutdown waits for the
+  // one in flight, a close cancels it, and neither side throws or hangs.
+  describe('a session closed while the server writes a large body', function () {
+    const body = pattern(16 * 1024 * 1024);
+    const windows = { settings: { initialWindowSize: 16 * 1024 * 1024 } };
+
+    function download(session) {
+      const req = session.request({ ':path': '/' });
+      const chunks = [];
+      req.on('data', (d) => chunks.push(d));
+      const done = new Promise((resolve) => {
+        req.on('end', () => resolve({ ended: true, body: Buffer.concat(chunks) }));
+        req.on('error', (err) => resolve({ ended: false, error: err, body: Buffer.concat(chunks) }));
+        req.on('close', () => resolve({ ended: false, body: Buffer.concat(chunks) }));
+      });
+      return { req, done };
+    }
+
+    it("close() on the server's session: the body in flight still arrives whole, then the session closes", async function () {
+      let serverClosed;
+      const { port } = await start({}, (req, res) => {
+        const serverSession = req.stream.session;
+        serverClosed = once(serverSession, 'close');
+        res.write(body.subarray(0, 1024 * 1024));
+        serverSession.close();
+        res.end(body.subarray(1024 * 1024));
+      });
+      const session = client(port, windows);
+      session.on('connect', () => session.setLocalWindowSize(16 * 1024 * 1024));
+      const { done } = download(session);
+      const result = await done;
+      assert.strictEqual(result.ended, true, 'the response ended');
+      assert.ok(result.body.equals(body), `the body arrives intact (${result.body.length} bytes)`);
+      await serverClosed;
+      if (!session.destroyed) await once(session, 'close');
+    });
+
+    it("destroy() on the server's session mid-body: the client gets a short prefix of the body, the server's session closes", async function () {
+      let serverClosed;
+      const serverErrors = [];
+      const { server, port } = await start({}, (req, res) => {
+        const serverSession = req.stream.session;
+        serverClosed = once(serverSession, 'close');
+        res.on('error', (err) => serverErrors.push(err));
+        res.write(body, () => {});
+        setImmediate(() => serverSession.destroy());
+      });
+      server.on('sessionError', (err) => serverErrors.push(err));
+      const session = client(port, windows);
+      session.on('error', () => {});
+      const { done } = download(session);
+      const result = await done;
+      // (node's client ends the stream of a session the server destroyed.)
+      assert.ok(result.body.length < body.length, `${result.body.length} bytes arrived`);
+      assert.ok(result.body.equals(body.subarray(0, result.body.length)), 'what arrived is the start of the body');
+      await serverClosed;
+      assert.deepStrictEqual(serverErrors.filter((e) => !/ERR_HTTP2_(STREAM_CANCEL|INVALID_SESSION)|ERR_STREAM_DESTROYED|ECONNRESET|EPIPE/.test(e.code)), []);
+    });
+
+    it("destroy() on the client's session mid-body: the server's stream and session close, nothing thrown there", async function () {
+      let serverClosed;
+      let serverStreamClosed;
+      const streamClosed = new Promise((resolve) => { serverStreamClosed = resolve; });
+      const { port } = await start({}, (req, res) => {
+        serverClosed = once(req.stream.session, 'close');
+        res.on('error', () => {});
+        req.stream.on('close', () => serverStreamClosed());
+        res.end(body);
+      });
+      const session = client(port, windows);
+      session.on('error', () => {});
+      const { req } = download(session);
+      await once(req, 'data');
+      session.destroy();
+      await streamClosed;
+      await serverClosed;
+    });
+  });
+
   it('client and server sessions report the TLS identity: encrypted, h2, originSet, certificates', async function () {
     const seen = {};
     const { server, port } = await start({ requestCert: true, ca: fixtures.ca }, (req, res) => {

@@ -5,9 +5,12 @@
 //
 //   node benchmark/handshake.js [impl=tlswrap] [tlsVersion=TLSv1.3]
 //     [concurrency=8] [dur=5] [cipher=AES-256-GCM] [warmup=0.5] [resume=0]
-//     [cache=0] [https=0] [key=rsa] [groups=] [conns=0]
+//     [cache=0] [https=0] [key=rsa] [groups=] [conns=0] [split=0]
 //
 // Server and client in this one process on 127.0.0.1, same impl both ends.
+// split=1 runs the server in a child process instead: the CPU of each side
+// is then reported on its own (clientCpuMsPerConn, serverCpuMsPerConn), as a
+// client that only connects (a proxy to its upstreams) pays it.
 // `concurrency` connections are kept in flight: each one connects, completes
 // the handshake, the server sends one byte and ends, the client reads it and
 // the connection closes; then the next one starts. A connection counts when
@@ -43,6 +46,7 @@
 // conns=N (N > 0) instead makes exactly N connections, untimed, and prints
 // how many: for handshake-instructions.js, which runs this under valgrind.
 
+const { fork } = require('node:child_process');
 const { constants: cryptoConstants } = require('node:crypto');
 const common = require('./common.js');
 
@@ -59,12 +63,16 @@ const { opts, tls } = common.setup({
   key: 'rsa',
   groups: '',
   conns: 0,
+  split: 0,
+  role: '',
 }, (o) => {
   common.checkInt(o, 'concurrency', 1);
   common.checkInt(o, 'resume', 0, 1);
   common.checkInt(o, 'cache', 0, 1);
   common.checkInt(o, 'https', 0, 1);
   common.checkInt(o, 'conns', 0);
+  common.checkInt(o, 'split', 0, 1);
+  if (o.split && o.conns) throw new Error('split=1 is for timed runs (conns=0)');
   if (o.cache && (o.impl !== 'tlswrap' || !o.resume || o.https)) {
     throw new Error('cache=1 needs impl=tlswrap and resume=1 (https=1 resumes through the Agent anyway)');
   }
@@ -107,7 +115,9 @@ function onRequest(req, res) {
   res.end('k');
 }
 
-const server = opts.https ? https.createServer(serverOpts, onRequest) : tls.createServer(serverOpts, (socket) => {
+// role=server: the child of a split=1 run, which serves until told to stop.
+const serves = opts.role === 'server' || !opts.split;
+const server = !serves ? null : opts.https ? https.createServer(serverOpts, onRequest) : tls.createServer(serverOpts, (socket) => {
   serverSockets.add(socket);
   socket.on('close', () => serverSockets.delete(socket));
   socket.on('error', (err) => {
@@ -116,16 +126,18 @@ const server = opts.https ? https.createServer(serverOpts, onRequest) : tls.crea
   // One byte so the client has proof the server finished its handshake.
   socket.end('k');
 });
-if (opts.https) {
-  server.on('secureConnection', (socket) => {
-    serverSockets.add(socket);
-    socket.on('close', () => serverSockets.delete(socket));
+if (server !== null) {
+  if (opts.https) {
+    server.on('secureConnection', (socket) => {
+      serverSockets.add(socket);
+      socket.on('close', () => serverSockets.delete(socket));
+    });
+  }
+  server.on('tlsClientError', (err) => {
+    if (!finished) common.fail(err);
   });
+  server.on('error', (err) => common.fail(err));
 }
-server.on('tlsClientError', (err) => {
-  if (!finished) common.fail(err);
-});
-server.on('error', (err) => common.fail(err));
 
 let completed = 0;
 let startCount;
@@ -240,10 +252,43 @@ const noConnSeconds = opts.conns > 0 ? 600 : 15;
 const noConnTimer = setTimeout(() => common.fail(new Error(`no connection completed within ${noConnSeconds} s`)),
                                noConnSeconds * 1000);
 
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address();
+function startClients(port) {
   for (let i = 0; i < Math.min(opts.concurrency, opts.conns || Infinity); i++) connectOne(port);
-});
+}
+
+// split=1: the server child answers 'cpu' with its CPU time so far, and
+// exits on 'stop'.
+let serverChild = null;
+let serverCpu = null; // the child's at begin(), then the difference at end()
+function askServerCpu() {
+  return new Promise((resolve) => {
+    serverChild.once('message', (m) => resolve(m.cpu.user + m.cpu.system));
+    serverChild.send('cpu');
+  });
+}
+
+if (opts.role === 'server') {
+  clearTimeout(noConnTimer);
+  server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+  process.on('message', (m) => {
+    if (m === 'cpu') {
+      process.send({ cpu: process.cpuUsage() });
+    } else if (m === 'stop') {
+      finished = true;
+      process.disconnect();
+      tearDown();
+    }
+  });
+} else if (opts.split) {
+  const args = process.argv.slice(2).filter((a) => !a.startsWith('split=') && !a.startsWith('role='));
+  serverChild = fork(__filename, [...args, 'role=server'], { execArgv: process.execArgv });
+  serverChild.on('exit', (code) => {
+    if (!finished) common.fail(new Error(`the server process exited (${code}) before the end`));
+  });
+  serverChild.once('message', (m) => startClients(m.port));
+} else {
+  server.listen(0, '127.0.0.1', () => startClients(server.address().port));
+}
 
 function endCounted() {
   clearTimeout(noConnTimer);
@@ -256,10 +301,30 @@ function begin() {
   startCount = completed;
   startTime = process.hrtime.bigint();
   monitor.begin();
-  setTimeout(end, opts.dur * 1000);
+  if (serverChild !== null) {
+    askServerCpu().then((cpu) => {
+      serverCpu = cpu;
+    });
+  }
+  setTimeout(serverChild === null ? end : endSplit, opts.dur * 1000);
 }
 
-function end() {
+// The client's numbers are taken at once; the server's CPU comes by IPC.
+function endSplit() {
+  const stop = end(false);
+  askServerCpu().then((cpu) => {
+    const { result } = stop;
+    const perConnMs = (us) => common.round(us / 1000 / result.conns, 3);
+    result.clientCpuMsPerConn = perConnMs(result.cpuUser * 1e6 + result.cpuSystem * 1e6);
+    result.serverCpuMsPerConn = perConnMs(cpu - serverCpu);
+    result.split = 1;
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    serverChild.send('stop');
+    tearDown();
+  });
+}
+
+function end(print = true) {
   const elapsed = Number(process.hrtime.bigint() - startTime) / 1e9;
   const conns = completed - startCount;
   const res = monitor.end();
@@ -284,8 +349,10 @@ function end() {
     group,
     ...common.runtimeInfo(),
   };
+  if (!print) return { result };
   process.stdout.write(`${JSON.stringify(result)}\n`);
   tearDown();
+  return { result };
 }
 
 // So the process exits by itself; see throughput-s2c.js.
@@ -293,7 +360,7 @@ function tearDown() {
   if (agent) agent.destroy();
   for (const c of clients) c.destroy();
   for (const s of serverSockets) s.destroy();
-  server.close();
+  if (server !== null) server.close();
   setTimeout(() => {
     process.stderr.write('warning: process did not exit by itself within 2 s of the result\n');
     process.exit(3);

@@ -6,7 +6,10 @@
 // than their run-to-run spread (the h1 rows of `compare.js --https`).
 //
 //   node benchmark/https-instructions.js [size=1024] [concurrency=1]
-//     [requests=10000] [impls=builtin,tlswrap] [cachesim=0]
+//     [requests=10000] [impls=builtin,tlswrap] [cachesim=0] [proto=h1]
+//
+// proto=h2: node:http2's and tlswrap/http2's secure servers instead, and
+// `concurrency` streams in flight on one session from a node:http2 client.
 //
 // For each impl, the server runs twice under callgrind (Linux, valgrind
 // installed), serving `requests` and then 3 x `requests` requests of a
@@ -42,7 +45,9 @@ const { opts } = common.setup({
   requests: 10000,
   port: 0,
   cachesim: 0,
+  proto: 'h1',
 }, (o) => {
+  if (o.proto !== 'h1' && o.proto !== 'h2') throw new Error(`proto must be h1 or h2, got "${o.proto}"`);
   common.checkInt(o, 'size', 0);
   common.checkInt(o, 'concurrency', 1);
   common.checkInt(o, 'requests', 1);
@@ -56,26 +61,37 @@ else runDriver();
 
 // Serves until the client child has made its requests, then exits.
 function runServer() {
-  const https = opts.impl === 'builtin' ? require('node:https') : require('../lib/https.js');
   const body = Buffer.alloc(opts.size, 'b');
-  const server = https.createServer(tlsOpts.server, (req, res) => {
+  const handler = (req, res) => {
     res.setHeader('content-length', opts.size);
     res.end(body);
-  });
+  };
+  let server;
+  if (opts.proto === 'h2') {
+    const http2 = opts.impl === 'builtin' ? require('node:http2') : require('../lib/http2.js');
+    server = http2.createSecureServer(tlsOpts.server, handler);
+  } else {
+    const https = opts.impl === 'builtin' ? require('node:https') : require('../lib/https.js');
+    server = https.createServer(tlsOpts.server, handler);
+  }
   server.listen(0, '127.0.0.1', () => {
     const args = [`role=client`, `port=${server.address().port}`, `requests=${opts.requests}`,
-      `concurrency=${opts.concurrency}`, `size=${opts.size}`];
+      `concurrency=${opts.concurrency}`, `size=${opts.size}`, `proto=${opts.proto}`];
     const client = fork(__filename, args, { execArgv: [] });
     client.on('exit', (code) => {
       if (code !== 0) process.exitCode = 1;
       else console.log(JSON.stringify({ bench: 'https-instructions', role: 'server', impl: opts.impl, requests: opts.requests }));
       server.close();
-      server.closeAllConnections();
+      if (typeof server.closeAllConnections === 'function') server.closeAllConnections();
     });
   });
 }
 
 function runClient() {
+  if (opts.proto === 'h2') {
+    runH2Client();
+    return;
+  }
   const https = require('node:https');
   const agent = new https.Agent({ keepAlive: true, maxSockets: opts.concurrency });
   let started = 0;
@@ -97,10 +113,33 @@ function runClient() {
   for (let i = 0; i < opts.concurrency; i++) one();
 }
 
+// `concurrency` streams in flight on one session, `requests` in all.
+function runH2Client() {
+  const http2 = require('node:http2');
+  const session = http2.connect(`https://127.0.0.1:${opts.port}`, tlsOpts.client);
+  session.on('error', common.fail);
+  let started = 0;
+  let done = 0;
+  const one = () => {
+    if (started === opts.requests) return;
+    started++;
+    const req = session.request({ ':path': '/' });
+    let bytes = 0;
+    req.on('data', (d) => { bytes += d.length; });
+    req.on('end', () => {
+      if (bytes !== opts.size) common.fail(new Error(`body of ${bytes} bytes, ${opts.size} expected`));
+      if (++done === opts.requests) session.close();
+      else one();
+    });
+    req.on('error', common.fail);
+  };
+  for (let i = 0; i < opts.concurrency; i++) one();
+}
+
 // Event totals of one server process under callgrind.
 function countEvents(impl, requests) {
   return common.callgrindEvents([__filename, 'role=server', `impl=${impl}`, `requests=${requests}`,
-    `size=${opts.size}`, `concurrency=${opts.concurrency}`], { cachesim: !!opts.cachesim });
+    `size=${opts.size}`, `concurrency=${opts.concurrency}`, `proto=${opts.proto}`], { cachesim: !!opts.cachesim });
 }
 
 // callgrind_annotate's and KCachegrind's cycle estimate.
@@ -118,7 +157,7 @@ function runDriver() {
     const long = countEvents(impl, 3 * opts.requests);
     perRequest[impl] = per(short, long, (e) => e.Ir);
     const line = {
-      impl, size: opts.size, concurrency: opts.concurrency, requests: opts.requests,
+      impl, proto: opts.proto, size: opts.size, concurrency: opts.concurrency, requests: opts.requests,
       instructionsPerRequest: Math.round(perRequest[impl]),
     };
     if (opts.cachesim) {

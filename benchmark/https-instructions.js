@@ -87,53 +87,49 @@ function runServer() {
   });
 }
 
-function runClient() {
-  if (opts.proto === 'h2') {
-    runH2Client();
-    return;
-  }
-  const https = require('node:https');
-  const agent = new https.Agent({ keepAlive: true, maxSockets: opts.concurrency });
+// Keeps `concurrency` requests in flight, `requests` in all: `request(cb)`
+// makes one and calls cb with its body length; `finish()` after the last.
+function drive(request, finish) {
   let started = 0;
   let done = 0;
   const one = () => {
     if (started === opts.requests) return;
     started++;
-    const req = https.get({ ...tlsOpts.client, agent, port: opts.port, path: '/' }, (res) => {
-      let bytes = 0;
-      res.on('data', (d) => { bytes += d.length; });
-      res.on('end', () => {
-        if (bytes !== opts.size) common.fail(new Error(`body of ${bytes} bytes, ${opts.size} expected`));
-        if (++done === opts.requests) agent.destroy();
-        else one();
-      });
+    request((bytes) => {
+      if (bytes !== opts.size) common.fail(new Error(`body of ${bytes} bytes, ${opts.size} expected`));
+      if (++done === opts.requests) finish();
+      else one();
     });
-    req.on('error', common.fail);
   };
   for (let i = 0; i < opts.concurrency; i++) one();
 }
 
-// `concurrency` streams in flight on one session, `requests` in all.
-function runH2Client() {
-  const http2 = require('node:http2');
-  const session = http2.connect(`https://127.0.0.1:${opts.port}`, tlsOpts.client);
-  session.on('error', common.fail);
-  let started = 0;
-  let done = 0;
-  const one = () => {
-    if (started === opts.requests) return;
-    started++;
-    const req = session.request({ ':path': '/' });
-    let bytes = 0;
-    req.on('data', (d) => { bytes += d.length; });
-    req.on('end', () => {
-      if (bytes !== opts.size) common.fail(new Error(`body of ${bytes} bytes, ${opts.size} expected`));
-      if (++done === opts.requests) session.close();
-      else one();
-    });
+// Counts a response's body bytes, then calls cb with them.
+function countBody(res, cb) {
+  let bytes = 0;
+  res.on('data', (d) => { bytes += d.length; });
+  res.on('end', () => cb(bytes));
+}
+
+function runClient() {
+  if (opts.proto === 'h2') {
+    // Streams on one session.
+    const http2 = require('node:http2');
+    const session = http2.connect(`https://127.0.0.1:${opts.port}`, tlsOpts.client);
+    session.on('error', common.fail);
+    drive((cb) => {
+      const req = session.request({ ':path': '/' });
+      countBody(req, cb);
+      req.on('error', common.fail);
+    }, () => session.close());
+    return;
+  }
+  const https = require('node:https');
+  const agent = new https.Agent({ keepAlive: true, maxSockets: opts.concurrency });
+  drive((cb) => {
+    const req = https.get({ ...tlsOpts.client, agent, port: opts.port, path: '/' }, (res) => countBody(res, cb));
     req.on('error', common.fail);
-  };
-  for (let i = 0; i < opts.concurrency; i++) one();
+  }, () => agent.destroy());
 }
 
 // Event totals of one server process under callgrind.

@@ -7,7 +7,6 @@
 // or anything else); ciphertext crosses it in whole flushes, plaintext comes
 // up in coalesced chunks of up to 64 KiB.
 
-const { executionAsyncId } = require('node:async_hooks');
 const net = require('node:net');
 const { addAbortSignal } = require('node:stream');
 const { types: { isUint8Array } } = require('node:util');
@@ -19,6 +18,7 @@ const { codedError, invalidArgType } = require('./errors');
 const { attachTransport, awaitsConnect, checkTransport, kOwner } = require('./transport');
 const { addNetSurface } = require('./net_surface');
 const { addTlsSurface } = require('./tls_surface');
+require('./handle_surface');
 const { addHandshakeEvents } = require('./handshake_events');
 const { addSocketErrors, writeCanceledError } = require('./socket_errors');
 const { enablePsk } = require('./psk');
@@ -86,65 +86,6 @@ function onNewListener(event) {
     this._handle.enableSessionEvents(true, false);
   }
 }
-
-// node:http's keep-alive agent asks a socket's handle for its async id (the
-// trigger of its 'free' tick). The context's id is fixed for the handle's
-// life, so it is read once, by running executionAsyncId under it.
-const kAsyncId = Symbol('tlswrap.asyncId');
-binding.TLSWrap.prototype.getAsyncId = function getAsyncId() {
-  if (this[kAsyncId] === undefined) {
-    const id = this.runInAsyncContext(executionAsyncId);
-    if (id === undefined) return -1;
-    this[kAsyncId] = id;
-  }
-  return this[kAsyncId];
-};
-
-// node:http's agent gives a reused keep-alive socket a new async id (in the
-// new request's context) through these, when the handle has them.
-binding.TLSWrap.prototype.asyncReset = function asyncReset(resource) {
-  this.resetAsyncContext(resource);
-  this[kAsyncId] = undefined;
-};
-// Node's provider numbers are internal and vary by version; the agent only
-// stores this on the resource it passes to asyncReset().
-binding.TLSWrap.prototype.getProviderType = function getProviderType() {
-  return 0;
-};
-
-// More of the handle surface node's own modules read (net's timeout check
-// compares writeQueueSize between ticks; http asks isStreamBase): the bytes
-// of the write in flight, not yet in the kernel (plaintext: the engine
-// encrypts as the transport drains), and the socket's fd on the native
-// transport (-1 over a JS Duplex).
-Object.defineProperties(binding.TLSWrap.prototype, {
-  writeQueueSize: {
-    get() {
-      const owner = this[kOwner];
-      return owner ? owner._writeQueueSize : 0;
-    },
-  },
-  fd: {
-    get() { return this.getFd(); },
-  },
-  // node:tls takes a net.Socket's handle as its C++ stream, asserting
-  // isStreamBase first (an internal assertion, or worse were it true): when
-  // it is node:tls's _wrapHandle that asks, say why with a code instead.
-  isStreamBase: {
-    get() {
-      const limit = Error.stackTraceLimit;
-      Error.stackTraceLimit = 2;
-      const { stack } = new Error();
-      Error.stackTraceLimit = limit;
-      if (/[ .]_wrapHandle \(node:/.test(stack)) {
-        throw codedError(Error, 'ERR_TLSWRAP_NOT_SUPPORTED',
-                         'node:tls cannot run over a tlswrap socket (it needs a net.Socket with a native ' +
-                         "stream handle): use tlswrap's connect({ socket }) or new TLSSocket(socket) for TLS in TLS");
-      }
-      return false;
-    },
-  },
-});
 
 // node:tls warns once per process about an IP address as the servername.
 let ipServernameWarned = false;

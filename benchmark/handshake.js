@@ -319,8 +319,9 @@ function endSplit() {
     result.serverCpuMsPerConn = perConnMs(cpu - serverCpu);
     result.split = 1;
     process.stdout.write(`${JSON.stringify(result)}\n`);
+    // The server stops first: the clients' resets would reach it as errors.
+    serverChild.once('exit', tearDown);
     serverChild.send('stop');
-    tearDown();
   });
 }
 

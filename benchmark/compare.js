@@ -62,6 +62,8 @@ const USAGE = `usage: node benchmark/compare.js [options]
   --resume LIST       0 = full handshakes, 1 = resumed (node:tls passing \`session\` by
                       hand, tlswrap through connect({ sessionCache })) (default 0)
   --key LIST          rsa, p256: the server's key for --handshake (default rsa)
+  --split             --handshake with the server in a child process: the client's
+                      and the server's CPU per connection in columns of their own
   --https             HTTPS / HTTP/2 servers (https.js): requests/s and download MiB/s
   --proto LIST        h1, h2 for --https (default both)
   --client LIST       node, tlswrap: the load generator's client library for --https (default node)`;
@@ -81,6 +83,7 @@ function parseCli(argv) {
     concurrency: 8,
     resume: [0],
     key: ['rsa'],
+    split: false,
     https: false,
     proto: ['h1', 'h2'],
     client: ['node'],
@@ -115,6 +118,7 @@ function parseCli(argv) {
       case '--concurrency': o.concurrency = num(arg, next()); break;
       case '--resume': o.resume = list(next()).map((v) => num(arg, v)); break;
       case '--key': o.key = list(next()); break;
+      case '--split': o.split = true; break;
       case '--https': o.https = true; break;
       case '--proto': o.proto = list(next()); break;
       case '--client': o.client = list(next()); break;
@@ -131,6 +135,7 @@ function parseCli(argv) {
   if (!(o.dur > 0)) throw new Error('--dur must be > 0');
   if (o.https && o.handshake) throw new Error('--https and --handshake are separate runs');
   if (o.resume.some((r) => r !== 0 && r !== 1)) throw new Error('--resume takes 0 and/or 1');
+  if (o.split && !o.handshake) throw new Error('--split is for --handshake');
   // A request/response cell costs both versions' time for little news: the
   // HTTP cells default to TLS 1.3 only.
   if (o.https && !tlsGiven) o.tls = ['TLSv1.3'];
@@ -170,7 +175,9 @@ function buildCells(o) {
     for (const tlsVersion of o.tls) {
       for (const key of o.key) {
         for (const resume of o.resume) {
-          cells.push({ tlsVersion, key, resume, concurrency: o.concurrency, cipher: o.cipher, dur: o.dur });
+          const cell = { tlsVersion, key, resume, concurrency: o.concurrency, cipher: o.cipher, dur: o.dur };
+          if (o.split) cell.split = 1;
+          cells.push(cell);
         }
       }
     }
@@ -293,7 +300,8 @@ function fmt(x, digits) {
 const CSV_COLUMNS = [
   'bench', 'impl', 'run', 'ok', 'tlsVersion', 'fragment', 'recvbuflen', 'type', 'proto', 'size', 'client', 'concurrency',
   'cipher', 'dur', 'value', 'unit', 'bytes', 'conns', 'elapsed', 'chunks', 'allocKiBPerMiB', 'allocBytes',
-  'cpuUser', 'cpuSystem', 'peakRssMiB', 'maxRssMiB', 'majorGC', 'minorGC', 'gcMs', 'clientCpu', 'cipherSuite', 'group',
+  'cpuUser', 'cpuSystem', 'peakRssMiB', 'maxRssMiB', 'majorGC', 'minorGC', 'gcMs', 'clientCpu', 'serverCpuMsPerConn',
+  'cipherSuite', 'group',
   'runtime', 'tlsLibrary', 'node', 'openssl', 'unsupported', 'exitCode', 'error',
 ];
 
@@ -367,7 +375,9 @@ function summarize(cellRuns, impl, o, cell) {
   const per = (x, n, scale) => (x === null || !(n > 0) ? null : (x / n) * scale);
   if (o.handshake) {
     s.values = good.map((r) => r.connsPerSec);
+    // split: this process is the client alone; the server child reports its own.
     s.cpu = meanOf(good, (r) => per(cpu(r), r.conns, 1000));
+    s.serverCpu = o.split ? meanOf(good, (r) => r.serverCpuMsPerConn) : null;
   } else if (o.https && !isDownload(cell)) {
     // The server's CPU per request, in microseconds.
     s.values = good.map((r) => r.reqPerSec);
@@ -438,7 +448,7 @@ function printTable(o, cells, runsByCell, header) {
   const shorts = impls.map((i) => SHORT[i]).join(' / ');
 
   let unit = o.handshake ? 'conns/s' : 'MiB/s';
-  let cpuHead = o.handshake ? 'CPU ms/conn' : 'CPU s/GiB';
+  let cpuHead = o.handshake ? `${o.split ? 'client ' : ''}CPU ms/conn` : 'CPU s/GiB';
   if (o.https) {
     unit = 'median (min–max)';
     cpuHead = 'server CPU µs/req or s/GiB';
@@ -447,6 +457,7 @@ function printTable(o, cells, runsByCell, header) {
   const head = [
     'cell', ...impls.map((i) => `${i} ${unit}`), 'ratio t/b', ...(o.bun ? ['ratio t/bun'] : []),
     `${cpuHead} (${shorts})`, ...(o.https ? [`server / client CPU (${shorts})`] : []),
+    ...(o.split ? [`server CPU ms/conn (${shorts})`] : []),
     `peak RSS MiB (${shorts})`, `major GCs/run (${shorts})`,
     ...(throughput ? [`alloc KiB/MiB (${shorts})`] : []),
   ];
@@ -464,6 +475,7 @@ function printTable(o, cells, runsByCell, header) {
       cellLabel(cell, o), ...sums.map((s) => valueCell(s, b)),
       ratio(t, b), ...(o.bun ? [ratio(t, sums[2])] : []),
       joined(sums, 'cpu', o.https && !isDownload(cell) ? 0 : 2), ...(o.https ? [joined(sums, 'relCpu', 3)] : []),
+      ...(o.split ? [joined(sums, 'serverCpu', 2)] : []),
       joined(sums, 'rss', 0), joined(sums, 'majorGC', 1),
       ...(throughput ? [joined(sums, 'alloc', 0)] : []),
     ]);
@@ -508,7 +520,8 @@ async function main() {
     `${bench}: ${machineLine(o)}`,
     `command: node benchmark/compare.js ${process.argv.slice(2).join(' ')}`.trimEnd(),
     o.handshake
-      ? `${o.runs} runs per impl, ${o.dur} s each, ${o.concurrency} in flight, ${o.cipher}, mean ± sd`
+      ? `${o.runs} runs per impl, ${o.dur} s each, ${o.concurrency} in flight, ${o.cipher}, mean ± sd, ` +
+        (o.split ? 'the server in a child process' : 'both ends in one process (CPU is both ends\')')
       : o.https
         ? `${o.runs} runs per impl, ${o.dur} s each, ${o.cipher}, keep-alive, load generator in a child process ` +
           `(client: ${o.client.join(', ')}), median (min–max), ratio of medians`

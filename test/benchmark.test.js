@@ -12,7 +12,7 @@ const { execFile } = require('node:child_process');
 
 const DIR = path.join(__dirname, '..', 'benchmark');
 
-function runBench(exe, script, args, env = process.env) {
+function runBench(exe, script, args, env = process.env, withStderr = false) {
   return new Promise((resolve, reject) => {
     execFile(exe, [path.join(DIR, script), ...args], { timeout: 20000, env }, (err, stdout, stderr) => {
       if (err) {
@@ -20,7 +20,9 @@ function runBench(exe, script, args, env = process.env) {
         return;
       }
       const lines = stdout.trim().split('\n');
-      resolve(JSON.parse(lines[lines.length - 1]));
+      const result = JSON.parse(lines[lines.length - 1]);
+      if (withStderr) result.stderr = stderr;
+      resolve(result);
     });
   });
 }
@@ -70,6 +72,18 @@ describe('benchmark scripts', function () {
         assert.ok(r.conns > 0 && r.connsPerSec > 0, JSON.stringify(r));
         assert.strictEqual(r.cipherSuite, 'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384');
       });
+
+      it(`handshake.js split=1 runs the server in a child and reports each side's CPU under ${name}, impl=${impl}`,
+        async () => {
+          const cache = impl === 'tlswrap' ? ['cache=1'] : [];
+          const r = await runBench(exe, 'handshake.js', [`impl=${impl}`, 'split=1', 'resume=1', ...cache, ...SHORT],
+                                   process.env, true);
+          assert.strictEqual(r.split, 1);
+          assert.ok(r.conns > 0 && r.clientCpuMsPerConn > 0 && r.serverCpuMsPerConn > 0, JSON.stringify(r));
+          // Neither process reports an error on the way out (the server child
+          // once saw the client's resets as errors).
+          assert.strictEqual(r.stderr, '');
+        });
 
       it(`handshake.js conns=N makes exactly N connections under ${name}, impl=${impl} (handshake-instructions.js)`,
         async () => {

@@ -4,6 +4,7 @@
       "target_name": "tlswrap",
       "sources": [
         "src/binding/addon.cc",
+        "src/binding/buffer_release.cc",
         "src/binding/errors.cc",
         "src/binding/idle_sweep.cc",
         "src/binding/js_call.cc",

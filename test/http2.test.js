@@ -185,6 +185,44 @@ describe('http2', function () {
     }
   });
 
+  it("nghttp2's copies are given back once encrypted; the caller's buffers never are (tlswrap only)", async function () {
+    if (builtin) this.skip();
+    const binding = require('../lib/binding');
+    const release = binding.releaseArrayBuffers;
+    const released = [];
+    binding.releaseArrayBuffers = (list) => {
+      released.push(...list.map((ab) => ({ ab, size: ab.byteLength })));
+      release(list);
+    };
+    try {
+      const download = pattern(4 * 1024 * 1024, 1);
+      const upload = pattern(2 * 1024 * 1024, 2);
+      const { port } = await start({}, (req, res) => {
+        const chunks = [];
+        req.on('data', (d) => chunks.push(d));
+        req.on('end', () => {
+          assert.ok(Buffer.concat(chunks).equals(pattern(upload.length, 2)), 'the upload arrives intact');
+          res.end(download);
+        });
+      });
+      const session = client(port);
+      const chunks = [];
+      const req = session.request({ ':method': 'POST', ':path': '/' });
+      req.on('data', (d) => chunks.push(d));
+      req.end(upload);
+      await once(req, 'end');
+      assert.ok(Buffer.concat(chunks).equals(pattern(download.length, 1)), 'the download arrives intact');
+      assert.strictEqual(download.length, 4 * 1024 * 1024, "the server's body is left as it was");
+      assert.ok(download.equals(pattern(download.length, 1)));
+      assert.strictEqual(upload.length, 2 * 1024 * 1024, "the client's body is left as it was");
+      const bytes = released.reduce((sum, { size }) => sum + size, 0);
+      assert.ok(bytes >= download.length + upload.length, `${bytes} bytes released`);
+      for (const { ab } of released) assert.strictEqual(ab.byteLength, 0, 'a released buffer is detached');
+    } finally {
+      binding.releaseArrayBuffers = release;
+    }
+  });
+
   // The server's writes are in flight in each of these (a 16 MiB body does
   // not fit in the socket's buffers): the session's shutdown waits for the
   // one in flight, a close cancels it, and neither side throws or hangs.

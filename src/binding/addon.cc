@@ -2,6 +2,7 @@
 // binary; lib/binding.js turns a failed load into an actionable message.
 #include "addon.h"
 
+#include "buffer_release.h"
 #include "engine/events.h"
 #include "errors.h"
 #include "secure_context.h"
@@ -96,6 +97,8 @@ Napi::Object InitModule(Napi::Env env, Napi::Object exports) {
   exports.Set("SecureContext", secure_context);
   exports.Set("TLSWrap", tls_wrap);
   exports.Set("opensslVersion", OpenSSL_version(OPENSSL_VERSION_STRING));
+  exports.Set("releaseArrayBuffers",
+              Napi::Function::New<ReleaseArrayBuffers>(env, "releaseArrayBuffers"));
   // The engine's event codes, from their one definition.
   Napi::Object events = Napi::Object::New(env);
 #define TLSWRAP_EXPORT_EVENT(name, js, code) events.Set(js, code);

@@ -33,8 +33,11 @@ class UvTransport : public Transport {
     ~Owner() = default;
   };
 
-  // Ciphertext pending beyond this makes Write() ask the engine to wait.
-  static constexpr size_t kHighWater = 256 * 1024;
+  // Ciphertext pending beyond this makes Write() ask the engine to wait. One
+  // write slice (Engine::kWriteSlice): lower, the engine stops after every
+  // slice the kernel takes only part of, and the saving of larger slices
+  // is lost.
+  static constexpr size_t kHighWater = 1024 * 1024;
 
   UvTransport(Owner* owner, CipherBuffer* input, std::shared_ptr<BlockPool> pool);
   ~UvTransport() override;

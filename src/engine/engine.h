@@ -95,8 +95,11 @@ class Engine {
   // Plaintext handed over at once is at most this much.
   static constexpr size_t kMaxClearChunk = 64 * 1024;
   // Plaintext given to one SSL_write: bounds the ciphertext made before the
-  // embedder has a chance to push back.
-  static constexpr size_t kWriteSlice = 256 * 1024;
+  // embedder has a chance to push back. Each slice is one transport write:
+  // at 256 KiB a large HTTPS download made 2.6x the write system calls of
+  // node:tls (which encrypts a whole write at once) and its server spent
+  // 12-16% more CPU per GiB; at 1 MiB it is level.
+  static constexpr size_t kWriteSlice = 1024 * 1024;
   // Chunks of a write smaller than this are staged into one block so they
   // share records; larger ones are encrypted where they are.
   static constexpr size_t kStageThreshold = 16 * 1024;

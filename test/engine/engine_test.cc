@@ -814,7 +814,7 @@ TEST(write_from_psk_callback_under_ssl_write_tls12) {
 }
 
 // A write of small pieces (an HTTP response's head and body) is staged in a
-// block of its own size, not of a whole 256 KiB slice: that block was made
+// block of its own size, not of a whole write slice: that block was made
 // and freed again for every keep-alive request. Reading is paused with input
 // waiting, so the engine is not idle and keeps the block to be looked at.
 void SmallWriteStagesItsSize(int version) {

@@ -123,8 +123,8 @@ function mergeSmallBuffers(bufs) {
 // output, and the joined ones are ours, so nothing else can read them. Their
 // memory goes back now instead of at V8's next sweep (see
 // src/binding/buffer_release.h): on a download, 12-18% less server CPU per
-// GiB, half the peak RSS and no major GCs. A slice of a larger ArrayBuffer (Buffer's pool) is left
-// alone: its neighbours belong to others.
+// GiB, half the peak RSS and no major GCs. A slice of a larger ArrayBuffer
+// (Buffer's pool) is left alone: its neighbours belong to others.
 function releaseOwnBuffers(bufs) {
   const owned = [];
   for (let i = 0; i < bufs.length; i++) {

@@ -120,6 +120,12 @@ void ThrowCodedError(Napi::Env env, const char* code, const std::string& message
   throw e;
 }
 
+void ThrowCodedTypeError(Napi::Env env, const char* code, const std::string& message) {
+  Napi::Error e = Napi::TypeError::New(env, message);
+  e.Value().Set("code", code);
+  throw e;
+}
+
 const char* VerifyErrorCode(long verify_result) {
 #define CODE(name)        \
   case X509_V_ERR_##name: \

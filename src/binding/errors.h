@@ -31,6 +31,9 @@ Napi::Error CryptoError(Napi::Env env, unsigned long err, const char* fallback);
 // Throws a plain Error with a node-style code.
 [[noreturn]] void ThrowCodedError(Napi::Env env, const char* code, const std::string& message);
 
+// The same as a TypeError (ERR_INVALID_ARG_TYPE and friends, as node throws them).
+[[noreturn]] void ThrowCodedTypeError(Napi::Env env, const char* code, const std::string& message);
+
 // "UNABLE_TO_VERIFY_LEAF_SIGNATURE" and friends, as node:tls names them.
 const char* VerifyErrorCode(long verify_result);
 

@@ -425,9 +425,7 @@ Napi::Value SecureContext::SetDHParam(const Napi::CallbackInfo& info) {
   }
   int bits = EVP_PKEY_get_bits(dh.get());
   if (bits < 1024) {
-    Napi::Error err = Napi::TypeError::New(env, "DH parameter is less than 1024 bits");
-    err.Set("code", Napi::String::New(env, "ERR_INVALID_ARG_VALUE"));
-    throw err;
+    ThrowCodedTypeError(env, "ERR_INVALID_ARG_VALUE", "DH parameter is less than 1024 bits");
   }
   if (SSL_CTX_set0_tmp_dh_pkey(ctx, dh.get()) != 1) {
     ThrowCodedError(env, "ERR_CRYPTO_OPERATION_FAILED", "Error setting temp DH parameter");

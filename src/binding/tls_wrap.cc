@@ -295,11 +295,20 @@ void TLSWrap::Cycle() {
   {
     CycleScope scope(this);
     Batch batch;
+    // Every caller has a handle scope open (an N-API callback's, or
+    // FromLoop's): the first step uses it, later ones open their own, so a
+    // keep-alive request's one step pays for no scope of its own.
+    bool first_step = true;
     do {
-      cycle_again_ = false;
       if (rest_ && !DeliverRest()) break;
       while (!dead()) {
-        Napi::HandleScope handles(env);
+        std::optional<Napi::HandleScope> handles;
+        if (!first_step) handles.emplace(env);
+        first_step = false;
+        // What JS asked of a reentered cycle until now (a response written
+        // from a 'data' handler) this step does: the flag only has to carry
+        // a request made after the last step past the end of the loop.
+        cycle_again_ = false;
         batch.len = 0;
         batch.data = nullptr;
         batch.in_target = false;
@@ -480,9 +489,10 @@ bool TLSWrap::Deliver(const Batch& batch, size_t* event, size_t* byte) {
   return true;
 }
 
+// Deliver*() make their handles in the scope of the step or rest that calls
+// them.
 void TLSWrap::DeliverData(const char* data, size_t len, bool in_target) {
   Napi::Env env = Env();
-  Napi::HandleScope scope(env);
   auto length = Napi::Number::New(env, static_cast<double>(len));
   if (!in_target || clear_target_.IsEmpty()) {
     Call(on_data_, {Napi::Buffer<char>::Copy(env, data, len)});
@@ -502,7 +512,6 @@ void TLSWrap::DeliverData(const char* data, size_t len, bool in_target) {
 
 void TLSWrap::DeliverEvent(const Event& event) {
   Napi::Env env = Env();
-  Napi::HandleScope scope(env);
   Napi::Value arg = env.Undefined();
   switch (event.type) {
     case EventType::kShutdown:

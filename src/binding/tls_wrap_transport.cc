@@ -150,7 +150,6 @@ void TLSWrap::OnTransportShutdown() {
   // The close_notify is out and the write side half-closed: JS may end.
   FromLoop([this] {
     if (dead()) return;
-    Napi::HandleScope scope(Env());
     Call(on_event_,
          {Napi::Number::New(Env(), static_cast<int>(EventType::kShutdown)), Env().Undefined()});
   });

@@ -216,7 +216,12 @@ describe('http2', function () {
       assert.ok(download.equals(pattern(download.length, 1)));
       assert.strictEqual(upload.length, 2 * 1024 * 1024, "the client's body is left as it was");
       const bytes = released.reduce((sum, { size }) => sum + size, 0);
-      assert.ok(bytes >= download.length + upload.length, `${bytes} bytes released`);
+      // The bodies' DATA payloads (up to 16 KiB each) are released; a few
+      // short ones (a body's last frame) and every frame header are not:
+      // under 4 KiB, V8's sweep costs no more than detaching.
+      const total = download.length + upload.length;
+      assert.ok(bytes >= 0.99 * total, `${bytes} bytes released of ${total}`);
+      for (const { size } of released) assert.ok(size >= 4096, `a ${size}-byte buffer was released`);
       for (const { ab } of released) assert.strictEqual(ab.byteLength, 0, 'a released buffer is detached');
     } finally {
       binding.releaseArrayBuffers = release;

@@ -914,19 +914,21 @@ describe('socket: construction and connecting, as node:tls', function () {
     const server = tlswrap.createServer(serverOptions(), (sock) => {
       let n = 0;
       const timer = setInterval(() => {
-        if (++n === 8) {
+        if (++n === 12) {
           clearInterval(timer);
           sock.end();
         } else {
           sock.write('x');
         }
-      }, 40);
+      }, 100);
       sock.on('close', () => clearInterval(timer));
     });
     const port = await listen(server);
     const raw = net.connect(port, '127.0.0.1');
     let timeouts = 0;
-    raw.setTimeout(150, () => { timeouts++; });
+    // 1.2 s of traffic against a 450 ms timeout: without the refresh it
+    // fires, and a loaded machine (ASan in CI) may stall a gap by 350 ms.
+    raw.setTimeout(450, () => { timeouts++; });
     const client = tlswrap.connect({ socket: raw, ca: fixtures.ca, servername: 'localhost' });
     try {
       client.resume();

@@ -12,6 +12,7 @@ const { clientContext } = require('./context_cache');
 const { sharedCertificate } = require('./certificate');
 const { codedError, invalidArgType } = require('./errors');
 const { TLSSocket } = require('./socket');
+const { keyShareHint, rememberKeyShare } = require('./key_share_hint');
 const { resolveSessionCache, sessionKey } = require('./session_cache');
 const { awaitsConnect, checkTransport } = require('./transport');
 
@@ -114,14 +115,22 @@ function checkIdentity(socket, check, hostname) {
   return check(hostname, socket.getPeerCertificate(true));
 }
 
-// Feeds the cache from the verified path only: 'session' is emitted after
-// onConnectSecure has let the connection through, and a connection let through
-// by rejectUnauthorized:false while unauthorized stores nothing. The session
+// Feeds the cache (and the key share hint) from the verified path only:
+// 'session' is emitted after onConnectSecure has let the connection through,
+// and a connection let through by rejectUnauthorized:false while unauthorized
+// stores nothing. The session
 // offered is dropped when the server declined it or the connection failed
 // before it was secure (with it, or on the check of a resumed connection).
 function useSessionCache(socket, cache, key, offered) {
   socket.on('session', (session) => {
     if (socket.authorized) cache.set(key, session);
+  });
+  const hint = keyShareHint(key);
+  if (hint !== undefined) socket._handle.predictKeyShare(hint);
+  socket.once('secureConnect', () => {
+    if (socket.authorized && socket.getProtocol() === 'TLSv1.3') {
+      rememberKeyShare(key, socket._handle.getNegotiatedGroup());
+    }
   });
   if (offered === undefined) return;
   let secure = false;

@@ -442,7 +442,9 @@ void SecureContext::SetECDHCurve(const Napi::CallbackInfo& info) {
   if (curves == "auto") return;
   if (SSL_CTX_set1_curves_list(Live(), curves.c_str()) != 1) {
     ThrowCodedError(info.Env(), "ERR_CRYPTO_OPERATION_FAILED", "Failed to set ECDH curve");
+    return;
   }
+  groups_ = std::move(curves);
 }
 
 void SecureContext::SetSigalgs(const Napi::CallbackInfo& info) {

@@ -27,6 +27,8 @@ class SecureContext : public Napi::ObjectWrap<SecureContext> {
 
   SSL_CTX* ctx() const { return ctx_.get(); }
   const std::string& session_id_context() const { return sid_ctx_; }
+  // The group list given as ecdhCurve, empty for OpenSSL's default.
+  const std::string& groups() const { return groups_; }
 
  private:
   static int TicketKeyCallback(SSL* ssl, unsigned char* name, unsigned char* iv,
@@ -100,6 +102,8 @@ class SecureContext : public Napi::ObjectWrap<SecureContext> {
   // What setSessionIdContext() set: server sessions are bound to it and to
   // the ClientHello's server name.
   std::string sid_ctx_;
+  // ecdhCurve's list: a client's key share prediction keeps it.
+  std::string groups_;
   using Clock = std::chrono::steady_clock;
   struct TicketKey {
     // name (16) | HMAC secret (16) | AES key (16): the layout node:tls

@@ -51,6 +51,8 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   void SetReadBuffer(const Napi::CallbackInfo& info);
   void SetServername(const Napi::CallbackInfo& info);
   void SetSession(const Napi::CallbackInfo& info);
+  Napi::Value PredictKeyShare(const Napi::CallbackInfo& info);
+  Napi::Value GetNegotiatedGroup(const Napi::CallbackInfo& info);
   void SetALPNProtocols(const Napi::CallbackInfo& info);
   void SetVerifyMode(const Napi::CallbackInfo& info);
   void EnableKeylog(const Napi::CallbackInfo& info);

@@ -30,6 +30,8 @@ Napi::Function TLSWrap::Init(Napi::Env env) {
                          InstanceMethod<&TLSWrap::SetReadBuffer>("setReadBuffer"),
                          InstanceMethod<&TLSWrap::SetServername>("setServername"),
                          InstanceMethod<&TLSWrap::SetSession>("setSession"),
+                         InstanceMethod<&TLSWrap::PredictKeyShare>("predictKeyShare"),
+                         InstanceMethod<&TLSWrap::GetNegotiatedGroup>("getNegotiatedGroup"),
                          InstanceMethod<&TLSWrap::SetALPNProtocols>("setALPNProtocols"),
                          InstanceMethod<&TLSWrap::SetVerifyMode>("setVerifyMode"),
                          InstanceMethod<&TLSWrap::EnableKeylog>("enableKeylog"),
@@ -96,6 +98,18 @@ void TLSWrap::SetSession(const Napi::CallbackInfo& info) {
   }
   if (SSL_set_session(ssl(), session.get()) != 1)
     ThrowCryptoError(info.Env(), "SSL_set_session failed");
+}
+
+Napi::Value TLSWrap::PredictKeyShare(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsNumber()) return Napi::Boolean::New(env, false);
+  const SecureContext* sc = SecureContext::FromValue(context_.Value());
+  return Napi::Boolean::New(
+      env, engine_->PredictKeyShare(info[0].As<Napi::Number>().Int32Value(), sc->groups()));
+}
+
+Napi::Value TLSWrap::GetNegotiatedGroup(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), engine_->NegotiatedGroup());
 }
 
 void TLSWrap::SetALPNProtocols(const Napi::CallbackInfo& info) {

@@ -213,6 +213,15 @@ class Engine {
   // OpenSSL's protocol trace (SSL_trace) of every message from now on, to
   // stderr as node:tls's enableTrace() writes it.
   bool EnableTrace();
+  // Client, before Start(): send a key share for `group` alone (a value
+  // NegotiatedGroup() gave on an earlier connection to this server),
+  // keeping every group of `configured` (the context's group list, empty
+  // for OpenSSL's default) in supported_groups. False when the group is not
+  // among them or nothing would change.
+  bool PredictKeyShare(int group, const std::string& configured);
+  // The key exchange group of the finished handshake, as OpenSSL numbers
+  // it (a NID, or TLSEXT_nid_unknown | the IANA id); 0 before.
+  int NegotiatedGroup() const;
   // The server's sessionIdContext, from which the session id context bound
   // to each ClientHello's server name is derived.
   void SetSessionIdContext(const std::string& sid_ctx);

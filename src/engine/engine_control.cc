@@ -2,10 +2,42 @@
 // (renegotiation, tickets, ALPN, verification, PSK, the certificate pause,
 // OCSP, tracing, sessions). Each takes effect from the next Step(); the
 // pump is in engine.cc.
+#include <openssl/ec.h>
+#include <openssl/objects.h>
+#include <strings.h>
+
+#include <iterator>
+#include <string>
+#include <vector>
+
 #include "cert_compression.h"
 #include "engine.h"
 
 namespace tlswrap {
+
+namespace {
+
+// OpenSSL 3.5's default groups (SSL_CTX_set1_groups_list(3)), in order. A
+// context given none uses them, and SSL_get1_groups() does not list them.
+// test/key-share.test.js checks that a predicted ClientHello offers the same
+// supported_groups as an unpredicted one.
+constexpr const char* kDefaultGroups35[] = {
+    "X25519MLKEM768", "X25519",    "secp256r1", "X448",
+    "secp384r1",      "secp521r1", "ffdhe2048", "ffdhe3072",
+};
+
+// Whether `name`, as a group list spells it ("P-256", "prime256v1",
+// "secp256r1", "X25519MLKEM768"), is `group` (a NID, or TLSEXT_nid_unknown |
+// IANA id for groups without one), whose TLS name is `tls_name`.
+bool NamesGroup(const std::string& name, int group, const char* tls_name) {
+  if (strcasecmp(name.c_str(), tls_name) == 0) return true;
+  int nid = EC_curve_nist2nid(name.c_str());
+  if (nid == NID_undef) nid = OBJ_sn2nid(name.c_str());
+  if (nid == NID_undef) nid = OBJ_ln2nid(name.c_str());
+  return nid != NID_undef && nid == group;
+}
+
+}  // namespace
 
 bool Engine::Renegotiate(unsigned long* err) {
   *err = 0;
@@ -153,6 +185,65 @@ bool Engine::EnableTrace() {
   SSL_set_msg_callback(ssl(), TraceMessage);
   SSL_set_msg_callback_arg(ssl(), trace_bio_.get());
   return true;
+}
+
+// A TLS 1.3 client guesses which groups the server takes and sends key
+// shares for them: the first configured group before OpenSSL 3.5, two
+// (X25519MLKEM768 and X25519) by 3.5's default. Sending the one this server
+// chose last time saves a key generation, or the HelloRetryRequest round
+// trip where the guess was wrong. supported_groups is unchanged, so a server
+// that now wants another group still asks for it.
+bool Engine::PredictKeyShare(int group, const std::string& configured) {
+  if (dead() || is_server_ || phase_ != Phase::kNew) return false;
+  ErrorQueueGuard guard;
+  const char* want = SSL_group_to_name(ssl(), group);
+  if (want == nullptr) return false;
+  // One build serves every Node, so the OpenSSL that runs decides: from 3.5
+  // a '*' marks the groups that get a key share.
+  const bool marks = OpenSSL_version_num() >= 0x30500000L;
+  std::vector<std::string> names;
+  if (configured.empty()) {
+    // Before 3.5 the default list is not known here (nor needed: its first
+    // group, X25519, is what servers take).
+    if (!marks) return false;
+    names.assign(std::begin(kDefaultGroups35), std::end(kDefaultGroups35));
+  } else {
+    // 3.5's tuple, key-share and optional marks are kept as given.
+    if (configured.find_first_of("*/?") != std::string::npos) return false;
+    size_t from = 0;
+    while (from <= configured.size()) {
+      size_t to = configured.find(':', from);
+      if (to == std::string::npos) to = configured.size();
+      names.push_back(configured.substr(from, to - from));
+      if (names.back().empty() || names.back()[0] == '-') return false;
+      from = to + 1;
+    }
+  }
+  size_t at = 0;
+  while (at < names.size() && !NamesGroup(names[at], group, want)) at++;
+  if (at == names.size()) return false;
+  std::string list;
+  if (marks) {
+    // Marked where it is: the order of supported_groups stays as configured.
+    for (size_t i = 0; i < names.size(); i++) {
+      if (i > 0) list += ':';
+      if (i == at) list += '*';
+      list += names[i];
+    }
+  } else {
+    if (at == 0) return false;
+    list = names[at];
+    for (size_t i = 0; i < names.size(); i++) {
+      if (i != at) list += ':' + names[i];
+    }
+  }
+  return SSL_set1_groups_list(ssl(), list.c_str()) == 1;
+}
+
+int Engine::NegotiatedGroup() const {
+  // Not before: OpenSSL 3.0 reads a session a client does not have yet.
+  if (dead() || !SSL_is_init_finished(ssl())) return 0;
+  return SSL_get_negotiated_group(ssl());
 }
 
 void Engine::SetSessionIdContext(const std::string& sid_ctx) {

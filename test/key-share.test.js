@@ -160,6 +160,26 @@ async function connectOnce(port, extra) {
     }
   });
 
+  it("tlswrap/https's Agent predicts through its session cache", async function () {
+    const https = require('tlswrap/https');
+    const server = https.createServer(serverOptions({ ecdhCurve: 'P-256' }), (req, res) => res.end('k'));
+    const port = await listen(server);
+    servers.push({ server });
+    relay = await startRelay({ port });
+    const agent = new https.Agent({ keepAlive: false });
+    const get = () => new Promise((resolve, reject) => {
+      https.get({ host: '127.0.0.1', port: relay.port, servername: 'localhost', ca: fixtures.ca, agent,
+                  ecdhCurve: 'X25519:P-256' }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.socket));
+      }).on('error', reject);
+    });
+    await get();
+    await get();
+    assert.deepStrictEqual(relay.hellos.map((hellos) => hellos.map((h) => h.shares)), [[[X25519], [P256]], [[P256]]]);
+    agent.destroy();
+  });
+
   (hasHybrid ? it : it.skip)('OpenSSL 3.5 default groups: one key share (the hybrid) instead of two, same supported_groups',
     async function () {
       await relayTo(undefined);

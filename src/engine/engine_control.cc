@@ -222,16 +222,23 @@ bool Engine::PredictKeyShare(int group, const std::string& configured) {
   size_t at = 0;
   while (at < names.size() && !NamesGroup(names[at], group, want)) at++;
   if (at == names.size()) return false;
+  // A configured list's first group already gets the one key share.
+  if (at == 0 && !configured.empty()) return false;
   std::string list;
   if (marks) {
     // Marked where it is: the order of supported_groups stays as configured.
+    // The default's other groups are optional ('?'), as in OpenSSL's own
+    // list: one a provider lacks (X448 under FIPS) is left out, not an error.
     for (size_t i = 0; i < names.size(); i++) {
       if (i > 0) list += ':';
-      if (i == at) list += '*';
+      if (i == at) {
+        list += '*';
+      } else if (configured.empty()) {
+        list += '?';
+      }
       list += names[i];
     }
   } else {
-    if (at == 0) return false;
     list = names[at];
     for (size_t i = 0; i < names.size(); i++) {
       if (i != at) list += ':' + names[i];

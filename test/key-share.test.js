@@ -180,6 +180,18 @@ async function connectOnce(port, extra) {
     agent.destroy();
   });
 
+  it('the hints are bounded: the least recently stored key goes first', function () {
+    const { keyShareHint, rememberKeyShare, MAX_HINTS } = require('../lib/key_share_hint');
+    rememberKeyShare('bound-test/first', 23);
+    rememberKeyShare('bound-test/second', 29);
+    rememberKeyShare('bound-test/first', 29);
+    for (let i = 0; i < MAX_HINTS - 1; i++) rememberKeyShare(`bound-test/${i}`, 29);
+    assert.strictEqual(keyShareHint('bound-test/second'), undefined);
+    assert.strictEqual(keyShareHint('bound-test/first'), 29);
+    rememberKeyShare('bound-test/zero', 0);
+    assert.strictEqual(keyShareHint('bound-test/zero'), undefined);
+  });
+
   (hasHybrid ? it : it.skip)('OpenSSL 3.5 default groups: one key share (the hybrid) instead of two, same supported_groups',
     async function () {
       await relayTo(undefined);

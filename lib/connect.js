@@ -118,9 +118,9 @@ function checkIdentity(socket, check, hostname) {
 // Feeds the cache (and the key share hint) from the verified path only:
 // 'session' is emitted after onConnectSecure has let the connection through,
 // and a connection let through by rejectUnauthorized:false while unauthorized
-// stores nothing. The session
-// offered is dropped when the server declined it or the connection failed
-// before it was secure (with it, or on the check of a resumed connection).
+// stores nothing. The session offered is dropped when the server declined it
+// or the connection failed before it was secure (with it, or on the check of
+// a resumed connection).
 function useSessionCache(socket, cache, key, offered) {
   socket.on('session', (session) => {
     if (socket.authorized) cache.set(key, session);

@@ -191,8 +191,9 @@ bool Engine::EnableTrace() {
 // shares for them: the first configured group before OpenSSL 3.5, two
 // (X25519MLKEM768 and X25519) by 3.5's default. Sending the one this server
 // chose last time saves a key generation, or the HelloRetryRequest round
-// trip where the guess was wrong. supported_groups is unchanged, so a server
-// that now wants another group still asks for it.
+// trip where the guess was wrong. supported_groups keeps every group (from
+// 3.5 in its order; before, the predicted one moves first), so a server that
+// now wants another group still asks for it.
 bool Engine::PredictKeyShare(int group, const std::string& configured) {
   if (dead() || is_server_ || phase_ != Phase::kNew) return false;
   ErrorQueueGuard guard;
@@ -208,7 +209,8 @@ bool Engine::PredictKeyShare(int group, const std::string& configured) {
     if (!marks) return false;
     names.assign(std::begin(kDefaultGroups35), std::end(kDefaultGroups35));
   } else {
-    // 3.5's tuple, key-share and optional marks are kept as given.
+    // A list in 3.5's own syntax (tuples, key-share or optional marks) is
+    // left as configured: no prediction.
     if (configured.find_first_of("*/?") != std::string::npos) return false;
     size_t from = 0;
     while (from <= configured.size()) {

@@ -90,3 +90,17 @@ describe('a listener that throws (the process has an uncaughtException handler)'
     assert.strictEqual(r.socketFdsLeft, 0, 'socket fds still open after everything was closed');
   });
 });
+
+// tlswrap's own: node:tls's handle asserts (aborts the process) on some of
+// these calls, so this skips itself there.
+describe('the native handle kept past destroy() (tlsSocket.ssl)', function () {
+  const { runChild, describeExit } = require('./run-child');
+  const { builtin } = require('./common');
+
+  it('every method, with arguments of several shapes, throws or returns: no crash', async function () {
+    if (builtin) this.skip();
+    const run = await runChild('handle-after-destroy.js');
+    assert.ok(run.code === 0 && run.result, describeExit(run));
+    assert.ok(run.result.methods >= 60, `only ${run.result.methods} methods found on the handle`);
+  });
+});

@@ -102,13 +102,15 @@ void TLSWrap::SetSession(const Napi::CallbackInfo& info) {
 
 Napi::Value TLSWrap::PredictKeyShare(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (!info[0].IsNumber()) return Napi::Boolean::New(env, false);
+  if (dead() || !info[0].IsNumber()) return Napi::Boolean::New(env, false);
   const SecureContext* sc = SecureContext::FromValue(context_.Value());
   return Napi::Boolean::New(
       env, engine_->PredictKeyShare(info[0].As<Napi::Number>().Int32Value(), sc->groups()));
 }
 
 Napi::Value TLSWrap::GetNegotiatedGroup(const Napi::CallbackInfo& info) {
+  // Reachable after destroy(): tlsSocket.ssl is the handle.
+  if (dead()) return Napi::Number::New(info.Env(), 0);
   return Napi::Number::New(info.Env(), engine_->NegotiatedGroup());
 }
 

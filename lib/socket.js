@@ -43,6 +43,7 @@ const {
   transportError: kTransportError,
   writeDone: kWriteDone,
   writeGone: kWriteGone,
+  readGone: kReadGone,
   ocspResponse: kOCSPResponse,
 } = binding.events;
 
@@ -390,6 +391,10 @@ class TLSSocket extends net.Socket {
       case kWriteGone:
         this.destroy(codedError(Error, 'ERR_INVALID_STATE',
                                 'Invalid state: a Buffer being written was detached before it was sent'));
+        break;
+      case kReadGone:
+        this.destroy(codedError(Error, 'ERR_INVALID_STATE',
+                                'Invalid state: the Buffer being read into was detached before its bytes were delivered'));
         break;
       default:
         break;

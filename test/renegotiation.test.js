@@ -242,3 +242,33 @@ describe('renegotiation (TLS 1.2)', function () {
     assert.strictEqual(err.code, 'ERR_TLS_SESSION_ATTACK');
   });
 });
+
+// A pskCallback runs JS in the middle of a renegotiation's handshake, with
+// OpenSSL on the stack: memory the engine is encrypting from or decrypting
+// into can be detached there. In a child process (a use-after-free may
+// crash it).
+describe('memory detached by a pskCallback during a renegotiation (TLS 1.2, child process)', function () {
+  const { runChild, describeExit } = require('./run-child');
+  const { builtin } = require('./common');
+
+  it('a Buffer being written: the peer gets the bytes it held when write() was called', async function () {
+    const run = await runChild('renegotiation-detach.js', ['write'], { nodeArgs: ['--expose-gc'] });
+    assert.ok(run.code === 0 && run.result, describeExit(run));
+    const r = run.result;
+    // tlswrap runs the handshake inside that write() (node:tls holds the
+    // write back until the handshake is over, so there is nothing to detach).
+    if (!builtin) assert.ok(r.detachedInWrite, 'the pskCallback did not run inside write(): the test proves nothing');
+    assert.strictEqual(r.received, 200 * 1024);
+    assert.strictEqual(r.wrong, 0, `${r.wrong} bytes differ from what was written (read after the Buffer was detached)`);
+  });
+
+  it('the onread buffer being decrypted into: the socket errors with ERR_INVALID_STATE, no crash', async function () {
+    // tlswrap's: it decrypts into the onread buffer while the handshake runs
+    // (node:tls does not, and renegotiates).
+    if (builtin) this.skip();
+    const run = await runChild('renegotiation-detach.js', ['read'], { nodeArgs: ['--expose-gc'] });
+    assert.ok(run.code === 0 && run.result, describeExit(run));
+    assert.ok(run.result.detached, 'the pskCallback never detached the buffer: the test proves nothing');
+    assert.strictEqual(run.result.error, 'ERR_INVALID_STATE');
+  });
+});

@@ -184,7 +184,7 @@ Napi::Value TLSWrap::Writev(const Napi::CallbackInfo& info) {
     // handler of a batch of plaintext alone (a request's response), with
     // nothing queued that must go out first, as the outer cycle would send it.
     cycle_again_ = true;
-    if (!delivering_ || !quiet_batch_ || engine_->control_pending()) {
+    if (!delivering_ || !quiet_batch_ || under_openssl_ > 0 || engine_->control_pending()) {
       return Napi::Boolean::New(env, false);
     }
     SendQueuedWrites();
@@ -209,7 +209,7 @@ void TLSWrap::Destroy(const Napi::CallbackInfo& info) {
   // resume; written before destroy(), they go out first, as they do outside
   // a handler and with node:tls. JS asks for it only once the connection
   // was verified and handed over.
-  if (delivering_ && info[0].ToBoolean().Value()) {
+  if (delivering_ && under_openssl_ == 0 && info[0].ToBoolean().Value()) {
     SendQueuedWrites();
     if (destroyed_) return;
   }
@@ -377,6 +377,8 @@ void TLSWrap::KeepRest(Batch* batch, size_t event, size_t byte) {
   rest->byte = byte;
   if (rest->batch.in_target && !clear_target_.IsEmpty()) {
     rest->target = Napi::Persistent(clear_target_);
+    rest->target_base = target_base_;
+    rest->target_size = target_size_;
   }
   rest_ = std::move(rest);
 }
@@ -385,6 +387,8 @@ bool TLSWrap::DeliverRest() {
   std::unique_ptr<Rest> rest = std::move(rest_);
   Napi::HandleScope handles(Env());
   clear_target_ = rest->target.IsEmpty() ? Napi::Object() : rest->target.Value();
+  target_base_ = rest->target_base;
+  target_size_ = rest->target_size;
   delivering_ = true;
   bool whole = Deliver(rest->batch, &rest->event, &rest->byte);
   delivering_ = false;
@@ -498,7 +502,11 @@ void TLSWrap::DeliverData(const char* data, size_t len, bool in_target) {
     Call(on_data_, {Napi::Buffer<char>::Copy(env, data, len)});
     return;
   }
-  char* base = reinterpret_cast<char*>(clear_target_.As<Napi::Uint8Array>().Data());
+  if (!TargetIntact()) {
+    ReadGone();
+    return;
+  }
+  char* base = const_cast<char*>(target_base_);
   if (!read_buffer_.IsEmpty()) {
     // onread callbacks see their bytes at the start of the buffer; an event
     // that split the burst leaves the rest further in, so move it down.
@@ -508,6 +516,23 @@ void TLSWrap::DeliverData(const char* data, size_t len, bool in_target) {
     auto offset = Napi::Number::New(env, static_cast<double>(data - base));
     Call(on_data_, {clear_target_, offset, length});
   }
+}
+
+bool TLSWrap::TargetIntact() const {
+  if (clear_target_.IsEmpty()) return true;
+  auto view = clear_target_.As<Napi::Uint8Array>();
+  return reinterpret_cast<const char*>(view.Data()) == target_base_ &&
+         view.ByteLength() == target_size_;
+}
+
+// The plaintext in the target went with its memory: the stream cannot go on
+// as sent. Nothing more leaves the engine; JS destroys the socket with an
+// error.
+void TLSWrap::ReadGone() {
+  clear_target_ = Napi::Object();
+  MarkDestroyed();
+  Call(on_event_,
+       {Napi::Number::New(Env(), static_cast<int>(EventType::kReadGone)), Env().Undefined()});
 }
 
 void TLSWrap::DeliverEvent(const Event& event) {

@@ -138,6 +138,8 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   // False if the rest could not all be delivered (another exception).
   bool DeliverRest();
   void DeliverData(const char* data, size_t len, bool in_target);
+  bool TargetIntact() const;
+  void ReadGone();
   void DeliverEvent(const Event& event);
   // Calls a listener; an exception goes to Thrown().
   void Call(const Napi::FunctionReference& fn, std::initializer_list<napi_value> args);
@@ -181,7 +183,12 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   Napi::FunctionReference alpn_callback_;  // server: ALPNCallback, run on OpenSSL's stack
   Napi::FunctionReference psk_callback_;   // pskCallback's adapter, likewise
   Napi::Object clear_target_;              // the Buffer of the batch being made
-  std::optional<Napi::Error> thrown_;      // a listener's exception, for the JS caller
+  // What clear_target_ viewed when handed to the engine: JS that runs before
+  // its bytes are delivered (a callback under OpenSSL, a listener of an
+  // earlier part of the batch) can detach it, and the bytes go with it.
+  const char* target_base_ = nullptr;
+  size_t target_size_ = 0;
+  std::optional<Napi::Error> thrown_;  // a listener's exception, for the JS caller
 
   // What a batch had left when an exception stopped it.
   struct Rest {
@@ -189,6 +196,8 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
     size_t event = 0;
     size_t byte = 0;
     Napi::ObjectReference target;  // the memory batch.data lies in, if in_target
+    const char* target_base = nullptr;
+    size_t target_size = 0;
   };
   std::unique_ptr<Rest> rest_;
   bool to_caller_ = false;  // the cycle runs for receive()/receiveEOF()
@@ -196,6 +205,9 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   int depth_ = 0;  // engine calls on the stack: Release() waits for 0
   bool cycle_again_ = false;
   bool delivering_ = false;  // JS is handling a batch (not under OpenSSL)
+  // JS called from an OpenSSL callback is on the stack: OpenSSL must not be
+  // entered again for this connection (a write from it waits for the cycle).
+  int under_openssl_ = 0;
   // The batch being delivered is plaintext alone and left no ciphertext
   // behind: a write from its handler may be encrypted and sent at once.
   bool quiet_batch_ = false;

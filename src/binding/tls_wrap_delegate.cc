@@ -41,6 +41,8 @@ char* TLSWrap::ClearBuffer(size_t want, size_t* cap) {
       base = reinterpret_cast<char*>(slab.Data());
     }
     clear_target_ = slab;
+    target_base_ = base;
+    target_size_ = kSlabSize;
     char* out = base + data->clear_slab_used;
     data->clear_slab_used += want;
     *cap = want;
@@ -49,6 +51,8 @@ char* TLSWrap::ClearBuffer(size_t want, size_t* cap) {
   if (read_buffer_.IsEmpty()) {
     auto out = Napi::Buffer<char>::New(env, want);
     clear_target_ = out;
+    target_base_ = out.Data();
+    target_size_ = want;
     *cap = want;
     return out.Data();
   }
@@ -67,6 +71,8 @@ char* TLSWrap::ClearBuffer(size_t want, size_t* cap) {
       throw Napi::RangeError::New(env, "onread.buffer must not be empty");
     }
     clear_target_ = given.As<Napi::Object>();
+    target_base_ = reinterpret_cast<const char*>(view.Data());
+    target_size_ = view.ByteLength();
     *cap = view.ByteLength();
     return reinterpret_cast<char*>(view.Data());
   } catch (const Napi::Error& e) {
@@ -81,9 +87,14 @@ char* TLSWrap::ClearBuffer(size_t want, size_t* cap) {
 // and fails the handshake. True while the connection is still alive.
 bool TLSWrap::CallUnderOpenSSL(const Napi::FunctionReference& fn,
                                std::initializer_list<napi_value> args, Napi::Value* answer) {
-  if (CallJs(Env(), Value(), fn, args, *async_context_, answer) != JsCallResult::kOk) {
-    MarkDestroyed();
-  }
+  under_openssl_++;
+  JsCallResult result = CallJs(Env(), Value(), fn, args, *async_context_, answer);
+  under_openssl_--;
+  if (result != JsCallResult::kOk) MarkDestroyed();
+  // SSL_read may be decrypting into JS memory (a TLS 1.2 renegotiation under
+  // way): if that JS detached it, OpenSSL must write nothing more there. The
+  // failed callback ends the handshake, and SSL_read with it.
+  if (!destroyed_ && !TargetIntact()) ReadGone();
   return !destroyed_;
 }
 

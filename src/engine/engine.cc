@@ -300,7 +300,9 @@ bool Engine::ClearOut(Batch* out) {
     ErrorQueueGuard guard;
     read_fill_ = 0;
     // Everything already buffered, up to the chunk size; never wait for more.
-    while (fill < cap) {
+    // Not after a destroy() from a callback under the last call: `dst` may
+    // be memory that JS took away.
+    while (fill < cap && !dead()) {
       int n = SSL_read(ssl(), dst + fill, ClampInt(cap - fill));
       if (n <= 0) {
         err = SSL_get_error(ssl(), n);
@@ -490,6 +492,14 @@ bool Engine::ClearIn(Batch* out) {
       }
     }
 
+    if (!retrying_ && RenegotiationUnderway()) {
+      // SSL_write drives the handshake, and its ALPN or PSK callback runs
+      // JS, which may detach the memory `data` points into (or write, and
+      // restage): OpenSSL gets a copy, kept as for a retry.
+      retry_.assign(data, data + len);
+      retrying_ = true;
+      data = retry_.data();
+    }
     int ret;
     int err = SSL_ERROR_NONE;
     Failure failure;
@@ -539,6 +549,13 @@ bool Engine::ClearIn(Batch* out) {
     if (encrypted >= kWriteSlice) return true;
   }
   return encrypted > 0;
+}
+
+bool Engine::RenegotiationUnderway() const {
+  // TLS 1.3 has none, and runs no callback of the embedder's after the
+  // first handshake; its tickets alone put it in init again.
+  return SSL_version(ssl()) < TLS1_3_VERSION &&
+         (SSL_in_init(ssl()) || SSL_renegotiate_pending(ssl()));
 }
 
 bool Engine::CollectFlushedWrites(Batch* out) {

@@ -283,6 +283,7 @@ class Engine {
   bool ClearOut(Batch* out);
   // Encrypts one slice; true if it did.
   bool ClearIn(Batch* out);
+  bool RenegotiationUnderway() const;
   static size_t StagedSize(const PendingWrite& w);
   // False when it has to wait (the ask stays queued).
   bool KickHandshake();

@@ -21,7 +21,8 @@ namespace tlswrap {
   X(kTransportError, "transportError", 11) /* `error` errno, payload syscall */       \
   X(kWriteDone, "writeDone", 12)           /* `error` is the write's id */            \
   X(kWriteGone, "writeGone", 13)           /* a queued write's memory was detached */ \
-  X(kOCSPResponse, "ocspResponse", 14)     /* client: the staple; `value` 0: none */
+  X(kOCSPResponse, "ocspResponse", 14)     /* client: the staple; `value` 0: none */  \
+  X(kReadGone, "readGone", 15)             /* binding: memory decrypted into was detached */
 
 enum class EventType : int {
 #define TLSWRAP_EVENT_ENUM(name, js, code) name = code,

@@ -8,7 +8,7 @@ const net = require('node:net');
 const nodeTls = require('node:tls');
 const defaults = require('./defaults');
 const { createSecureContext, currentCreateSecureContext } = require('./context');
-const { clientContext } = require('./context_cache');
+const { clientContext, contextKey } = require('./context_cache');
 const { sharedCertificate } = require('./certificate');
 const { codedError, invalidArgType } = require('./errors');
 const { TLSSocket } = require('./socket');
@@ -205,11 +205,12 @@ function connect(...args) {
   // Made by the module's createSecureContext as it is now (programs replace
   // it), shared with earlier calls of equal context options where it is
   // tlswrap's own (lib/context_cache.js); else only this connection uses it.
+  const optionsKey = options.secureContext ? null : contextKey(options);
   const context = options.secureContext ||
-    clientContext(options, currentCreateSecureContext(), createSecureContext);
+    clientContext(options, currentCreateSecureContext(), createSecureContext, optionsKey);
 
   const cache = resolveSessionCache(options.sessionCache);
-  const key = cache === null ? null : sessionKey(options);
+  const key = cache === null ? null : sessionKey(options, optionsKey);
   let offered;
   if (key !== null && options.session === undefined) {
     offered = cache.get(key);

@@ -135,16 +135,6 @@ function valueToken(name, value, depth) {
   return token(value, depth);
 }
 
-// `value`'s token, or null where it cannot be keyed safely.
-function keyToken(value) {
-  try {
-    return token(value, 0);
-  } catch (err) {
-    if (err instanceof NotKeyable) return null;
-    throw err;
-  }
-}
-
 // What createSecureContext falls back on where an option is not given.
 const defaultNames = ['DEFAULT_CIPHERS', 'DEFAULT_MIN_VERSION', 'DEFAULT_MAX_VERSION', 'DEFAULT_ECDH_CURVE'];
 
@@ -173,9 +163,10 @@ const contexts = new Map();
 
 // A client context for connect()'s `options`: a shared one, or, when it cannot
 // be shared, a fresh one marked singleUse (the socket frees it). `create` is
-// the module's createSecureContext as it is now; `original` is tlswrap's own.
-function clientContext(options, create, original) {
-  const key = create === original ? contextKey(options) : null;
+// the module's createSecureContext as it is now; `original` is tlswrap's own;
+// `key` is contextKey(options).
+function clientContext(options, create, original, key) {
+  if (create !== original) key = null;
   if (key === null) {
     const context = create(options);
     context.singleUse = true;
@@ -198,4 +189,4 @@ function clientContext(options, create, original) {
   return context;
 }
 
-module.exports = { clientContext, contextKey, keyToken, sha256, MAX_CONTEXTS };
+module.exports = { clientContext, contextKey, sha256, MAX_CONTEXTS };

@@ -15,11 +15,9 @@
 // - TLS 1.3: the newest few tickets are kept per key and an unused one is
 //   offered first; a server seen to take each ticket once gets each once.
 
-const crypto = require('node:crypto');
 const nodeTls = require('node:tls');
 const { convertALPNProtocols } = require('./alpn');
-const defaults = require('./defaults');
-const { keyToken, sha256 } = require('./context_cache');
+const { sha256 } = require('./context_cache');
 const { identity } = require('./identity');
 const { invalidArgType, validateInteger } = require('./errors');
 
@@ -135,48 +133,34 @@ class SessionCache {
 
 // ---- the key ----
 
-// What the key holds of a ca/cert/key/pfx/crl option. The context cache's
-// token where it has one (it remembers the digests of long strings and
-// large buffers, so a connect with the same CA bundle does not hash it
-// again); else the value's bytes hashed here.
-function digestOf(value) {
-  if (value === undefined || value === null) return '-';
-  const known = keyToken(value);
-  if (known !== null) return known;
-  const hash = crypto.createHash('sha256');
-  const add = (one) => {
-    if (typeof one === 'string') {
-      hash.update('s');
-      hash.update(one);
-    } else if (ArrayBuffer.isView(one)) {
-      hash.update('b');
-      hash.update(new Uint8Array(one.buffer, one.byteOffset, one.byteLength));
-    } else if (one && typeof one === 'object') {
-      // { pem, passphrase } keys, { buf, passphrase } pfx entries.
-      add(one.pem !== undefined ? one.pem : one.buf);
-      add(one.passphrase === undefined ? '' : String(one.passphrase));
-    } else {
-      hash.update(`v${String(one)}`);
-    }
-    hash.update('\0');
-  };
-  for (const one of Array.isArray(value) ? value : [value]) add(one);
-  return `H${hash.digest('base64')}`;
-}
-
 // The cache key of a connect() call's options (after connect()'s defaults),
-// or null when the peer cannot be named (then nothing is cached).
-function sessionKey(options) {
-  const socket = options.socket;
-  const host = options.host !== undefined ? options.host : socket && socket._host;
-  const port = options.port !== undefined ? options.port : socket && socket.remotePort;
+// or null when what a session must match cannot all be named (then nothing
+// is cached). `context` is contextKey(options): every option that reaches
+// the context (trust, client certificate, versions, ciphers, the default CA
+// store's version ...), so none can be forgotten here; null where it
+// cannot be keyed.
+function sessionKey(options, context) {
+  // The callback picks the identity (and key) per connection: a session
+  // from one identity must not stand in for another.
+  if (options.pskCallback) return null;
+  let peer;
+  if (options.path) {
+    peer = `path=${options.path}`;
+  } else {
+    // A socket of the program's own is named by its peer, once connected.
+    const socket = options.socket;
+    const host = options.host !== undefined ? options.host : socket ? socket.remoteAddress : undefined;
+    const port = options.port !== undefined ? options.port : socket ? socket.remotePort : undefined;
+    if (socket && (host === undefined || port === undefined)) return null;
+    if (!host && !options.servername) return null;
+    peer = `host=${host}:${port}`;
+  }
   const servername = options.servername;
-  if (!options.path && !host && !servername) return null;
   const alpn = {};
   if (options.ALPNProtocols) convertALPNProtocols(options.ALPNProtocols, alpn);
   const check = options.checkServerIdentity;
   const parts = [
-    options.path ? `path=${options.path}` : `host=${host}:${port}`,
+    peer,
     `sni=${servername === undefined ? '' : servername}`,
     `alpn=${alpn.ALPNProtocols ? alpn.ALPNProtocols.toString('hex') : ''}`,
     `reject=${options.rejectUnauthorized !== false}`,
@@ -184,35 +168,20 @@ function sessionKey(options) {
     // Where https.Agent's name keeps connections apart, sessions stay apart.
     `local=${options.localAddress}`,
     `family=${options.family}`,
+    `mindh=${options.minDHSize}`,
   ];
   if (options.secureContext) {
     // The context holds the trust store and the client certificate.
     parts.push(`ctx=${identity(options.secureContext)}`);
+  } else if (context === null) {
+    return null;
   } else {
-    parts.push(
-      `ca=${digestOf(options.ca)}`,
-      `crl=${digestOf(options.crl)}`,
-      `cert=${digestOf(options.cert)}`,
-      `key=${digestOf(options.key)}`,
-      `pfx=${digestOf(options.pfx)}`,
-      `min=${options.minVersion === undefined ? defaults.DEFAULT_MIN_VERSION : options.minVersion}`,
-      `max=${options.maxVersion === undefined ? defaults.DEFAULT_MAX_VERSION : options.maxVersion}`,
-      `proto=${options.secureProtocol}`,
-      `ciphers=${options.ciphers}`,
-      `sigalgs=${options.sigalgs}`,
-      `secopts=${options.secureOptions}`,
-      // A session is bound to its context's id context: offered under
-      // another one, OpenSSL fails the handshake.
-      `sidctx=${options.sessionIdContext}`,
-      `ecdh=${options.ecdhCurve}`,
-      `dh=${digestOf(options.dhparam)}`,
-      `order=${options.honorCipherOrder}`,
-    );
+    parts.push(`context=${context}`);
   }
-  parts.push(`mindh=${options.minDHSize}`);
-  // Readable where it helps (a store of one's own), a digest for the rest.
-  const digest = sha256(parts.join('|'));
-  return `${parts[0].slice(parts[0].indexOf('=') + 1)}/${servername === undefined ? '' : servername}/${digest}`;
+  // JSON: no value can end early and run into the next part. Readable where
+  // it helps (a store of one's own), a digest for the rest.
+  const digest = sha256(JSON.stringify(parts));
+  return `${peer.slice(peer.indexOf('=') + 1)}/${servername === undefined ? '' : servername}/${digest}`;
 }
 
 let defaultCache = null;

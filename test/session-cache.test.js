@@ -311,6 +311,32 @@ async function connectOnceSServer(peer, extra) {
     });
   }
 
+  // A socket of the program's own is keyed by its peer: before it is
+  // connected there is no peer to name, and nothing is cached.
+  it('connect({ socket }): keyed by the connected peer; a socket still connecting caches nothing', async function () {
+    const a = await start(tlswrap, {});
+    const b = await start(tlswrap, {});
+    b.server.setTicketKeys(a.server.getTicketKeys());
+    const sessionCache = new tlswrap.SessionCache();
+    const connected = async (port) => {
+      const socket = net.connect(port, '127.0.0.1');
+      await once(socket, 'connect');
+      return connectOnce(port, { sessionCache, socket, host: undefined, port: undefined });
+    };
+    assert.strictEqual((await connected(a.port)).reused, false);
+    assert.strictEqual(sessionCache.size, 1);
+    const other = await connected(b.port);
+    assert.ifError(other.error);
+    assert.strictEqual(other.reused, false, 'a session of another port was offered');
+    assert.strictEqual((await connected(a.port)).reused, true);
+
+    const empty = new tlswrap.SessionCache();
+    const connecting = net.connect(a.port, '127.0.0.1');
+    const r = await connectOnce(a.port, { sessionCache: empty, socket: connecting, host: undefined, port: undefined });
+    assert.ifError(r.error);
+    assert.strictEqual(empty.size, 0);
+  });
+
   // The key remembers the digest of a large Buffer with a copy of its bytes:
   // the same object rewritten in place is other settings.
   it('a CA Buffer rewritten in place is another key; its first bytes still resume', async function () {
@@ -350,6 +376,66 @@ async function connectOnceSServer(peer, extra) {
       const first = await connectOnce(port, { sessionCache, checkServerIdentity });
       assert.strictEqual(first.error.message, 'no');
       assert.strictEqual(sessionCache.size, 0);
+    });
+
+    // The chain result a resumed connection reports is the one stored in the
+    // session: one verified with a partial chain must not make a strict
+    // connection authorized.
+    it('a session verified with allowPartialTrustChain is not offered to a strict connection', async function () {
+      const { fixture } = require('./common');
+      const interCa = fixture('inter-ca-cert.pem');
+      const { port } = await start(tlswrap, {
+        key: fixture('inter-leaf-key.pem'), cert: Buffer.concat([fixture('inter-leaf-cert.pem'), interCa]),
+      });
+      const sessionCache = new tlswrap.SessionCache();
+      const partial = await connectOnce(port, { sessionCache, ca: interCa, allowPartialTrustChain: true });
+      assert.strictEqual(partial.authorized, true);
+      assert.strictEqual(sessionCache.size, 1);
+      const strict = await connectOnce(port, { sessionCache, ca: interCa });
+      assert.ok(strict.error, `a strict connection went through (resumed: ${strict.reused})`);
+      assert.strictEqual(strict.error.code, 'UNABLE_TO_GET_ISSUER_CERT');
+    });
+
+    // A pskCallback picks the identity and key per connection: a session
+    // from one identity would stand in for another's (the server never asks).
+    it('connections with a pskCallback neither store nor take sessions', async function () {
+      const KEY = Buffer.alloc(16, 7);
+      const PSK12 = { ciphers: 'PSK-AES128-CBC-SHA256', maxVersion: 'TLSv1.2' };
+      const { port } = await start(tlswrap, {
+        ...PSK12, pskCallback: (socket, id) => (id === 'alice' ? KEY : null),
+      });
+      const sessionCache = new tlswrap.SessionCache();
+      const as = (identity) => ({
+        ...PSK12, sessionCache, checkServerIdentity: () => undefined, pskCallback: () => ({ psk: KEY, identity }),
+      });
+      const alice = await connectOnce(port, as('alice'));
+      assert.ifError(alice.error);
+      assert.strictEqual(sessionCache.size, 0);
+      const mallory = await connectOnce(port, as('mallory'));
+      assert.ok(mallory.error, 'an identity the server does not know got through');
+    });
+
+    // Node 22.19+ and 24: the default store a context without `ca` trusts
+    // can change under a running program.
+    it('a session verified under the default CA store is not offered once that store changed', async function () {
+      if (typeof tlswrap.setDefaultCACertificates !== 'function') this.skip();
+      const { fixture } = require('./common');
+      const { port } = await start(tlswrap, {});
+      const sessionCache = new tlswrap.SessionCache();
+      const before = tlswrap.getCACertificates('default');
+      try {
+        tlswrap.setDefaultCACertificates([fixtures.ca.toString()]);
+        const first = await connectOnce(port, { sessionCache, ca: undefined });
+        assert.strictEqual(first.authorized, true);
+        assert.strictEqual(sessionCache.size, 1);
+        // A CA of the same name and another key: the server's chain fails.
+        tlswrap.setDefaultCACertificates([fixture('twin-ca-cert.pem').toString()]);
+        const after = await connectOnce(port, { sessionCache, ca: undefined });
+        assert.ok(after.error, `verified against a store that no longer holds its CA (resumed: ${after.reused})`);
+        assert.strictEqual(after.error.code, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+      } finally {
+        tlswrap.setDefaultCACertificates(before);
+      }
     });
 
     it('a cached session whose resumed connection then fails verification is dropped', async function () {

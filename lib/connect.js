@@ -39,6 +39,12 @@ function normalizeConnectArgs(args) {
 
 let warnedAllowUnauthorized = false;
 
+let tlswrapModule = null;
+function currentCheckServerIdentity() {
+  if (tlswrapModule === null) tlswrapModule = require('./index');
+  return tlswrapModule.checkServerIdentity;
+}
+
 // Node 24's client adds a hint to the two chain errors a locally installed
 // root would fix (seen on 24.22; Node 20 has none). The server side's
 // authorizationError is the bare code on both.
@@ -193,7 +199,8 @@ function connect(...args) {
   const options = {
     rejectUnauthorized: !allowUnauthorized,
     ciphers: defaults.DEFAULT_CIPHERS,
-    checkServerIdentity: nodeTls.checkServerIdentity,
+    // As node:tls reads its own: a program may have replaced it.
+    checkServerIdentity: currentCheckServerIdentity(),
     minDHSize: 1024,
     ...given,
   };

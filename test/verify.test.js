@@ -250,6 +250,26 @@ describe('verify: hostname', function () {
     });
   });
 
+  // node:tls's connect() reads tls.checkServerIdentity when it is called.
+  it("the module's checkServerIdentity, replaced by the program, is the one connect() uses", async function () {
+    await withServer(serverOptions(), async (server, port) => {
+      const original = tlswrap.checkServerIdentity;
+      const calls = [];
+      tlswrap.checkServerIdentity = (host, cert) => {
+        calls.push([host, cert.subject.CN]);
+        return undefined;
+      };
+      try {
+        const seen = await follow(tlswrap.connect(clientOptions(port, { servername: 'wrong.example' })));
+        assert.deepStrictEqual(seen.events, ['secureConnect']);
+        assert.strictEqual(seen.authorized, true);
+        assert.deepStrictEqual(calls, [['wrong.example', 'localhost']]);
+      } finally {
+        tlswrap.checkServerIdentity = original;
+      }
+    });
+  });
+
   it("a name mismatch's err.cert is the detailed chain, a copy the program owns", async function () {
     await withServer(serverOptions(), async (server, port) => {
       server.on('tlsClientError', () => {});

@@ -138,22 +138,35 @@ class HandshakeEvents {
       }
     };
     this._newSessionsPending++;
-    if (this.server) this.server.emit('newSession', id, data, done);
-    else done();
+    // No listener left (a once() listener and TLS 1.3's second ticket, or
+    // one removed after the connection came): nobody will call back.
+    if (!this.server || !this.server.emit('newSession', id, data, done)) done();
   }
 
   _onResumeSession(id) {
     const handle = this._handle;
     let called = false;
-    this.server.emit('resumeSession', id, (err, data) => {
-      if (called || this._handle !== handle) return;
+    const onSession = (err, data) => {
+      // As node:tls: a second answer is the application's bug, and fails
+      // the connection rather than go unnoticed.
+      if (called) {
+        this.destroy(codedError(Error, 'ERR_MULTIPLE_CALLBACK', 'Callback called multiple times'));
+        return;
+      }
       called = true;
+      if (this._handle !== handle) return;
       if (err) {
         this.destroy(err);
         return;
       }
-      handle.loadSession(data ? Buffer.from(data) : null);
-    });
+      // Any ArrayBufferView is a session, as node:tls reads it; anything
+      // else means "not found" (a full handshake), never a throw into the
+      // application's store code.
+      const der = ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : null;
+      handle.loadSession(der);
+    };
+    // Without a listener (removed after the connection came) nobody answers.
+    if (!this.server.emit('resumeSession', id, onSession)) onSession(null, null);
   }
 }
 

@@ -579,6 +579,141 @@ describe("'resumeSession' and session tickets", function () {
   }
 });
 
+// node:tls goes on when no 'newSession'/'resumeSession' listener is left to
+// answer, takes any ArrayBufferView as a stored session and anything else as
+// none (a full handshake), and fails a connection whose 'resumeSession'
+// callback is called twice.
+describe("'newSession'/'resumeSession': no listener left, odd answers", function () {
+  const servers = [];
+  const sockets = [];
+  afterEach(async function () {
+    // A connection held for an answer would keep its server open.
+    for (const s of sockets.splice(0)) s.destroy();
+    await Promise.all(servers.splice(0).map(closeServer));
+  });
+
+  async function start(extra) {
+    const server = tlswrap.createServer(serverOptions(extra), (s) => s.end('x'));
+    server.on('connection', (s) => sockets.push(s));
+    servers.push(server);
+    return { server, port: await listen(server) };
+  }
+
+  // Rejects when `promise` has not settled in 5 s: a handshake held for an
+  // answer that never comes fails here, not at mocha's timeout.
+  function within(promise, what) {
+    let timer;
+    const late = new Promise((resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`no ${what} within 5 s`)), 5000);
+    });
+    return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+  }
+
+  // One connection read to its end: what the client read, whether it resumed
+  // and the sessions it got.
+  async function exchange(port, extra) {
+    const client = tlswrap.connect(clientOptions(port, extra));
+    const sessions = [];
+    const chunks = [];
+    let reused = null;
+    client.on('session', (s) => sessions.push(s));
+    client.on('secureConnect', () => { reused = client.isSessionReused(); });
+    client.on('data', (d) => chunks.push(d));
+    // An error (a server that gave up) ends it too: what counts is 'close'.
+    const closed = new Promise((resolve) => client.on('close', resolve));
+    client.on('error', () => {});
+    await within(closed, 'close');
+    return { data: Buffer.concat(chunks).toString(), reused, sessions };
+  }
+
+  // A TLS 1.2 server with session IDs only, its store filled by one
+  // connection: the session a client offers next, and the stored DER.
+  async function storedSession() {
+    const store = new Map();
+    const { server, port } = await start({ maxVersion: 'TLSv1.2', secureOptions: SSL_OP_NO_TICKET });
+    server.on('newSession', (id, data, cb) => {
+      store.set(id.toString('hex'), data);
+      cb();
+    });
+    const first = await exchange(port);
+    assert.strictEqual(first.data, 'x');
+    assert.strictEqual(store.size, 1);
+    return { server, port, session: first.sessions[0], der: [...store.values()][0] };
+  }
+
+  it("TLS 1.3: once('newSession') answers the first ticket; the second, with no listener, holds nothing",
+     async function () {
+       const { server, port } = await start({ minVersion: 'TLSv1.3' });
+       let called = 0;
+       server.once('newSession', (id, data, cb) => {
+         called++;
+         cb();
+       });
+       const result = await exchange(port);
+       assert.strictEqual(result.data, 'x');
+       assert.strictEqual(called, 1);
+     });
+
+  for (const version of ['TLSv1.2', 'TLSv1.3']) {
+    it(`${version}: listeners removed after the connection came: the handshake goes on`, async function () {
+      const { server, port } = await start({ maxVersion: version, secureOptions: SSL_OP_NO_TICKET });
+      server.on('newSession', (id, data, cb) => cb());
+      server.on('resumeSession', (id, cb) => cb(null, null));
+      server.on('connection', () => {
+        server.removeAllListeners('newSession');
+        server.removeAllListeners('resumeSession');
+      });
+      // The client sends a session id (TLS 1.3's middlebox compatibility),
+      // so 'resumeSession' would be asked.
+      const result = await exchange(port);
+      assert.strictEqual(result.data, 'x');
+      assert.strictEqual(result.reused, false);
+    });
+  }
+
+  for (const [what, answer] of [['a number', () => 42], ['an object', (der) => ({ session: der })],
+    ['a string', () => 'abc']]) {
+    it(`'resumeSession' answered with ${what}: a full handshake, nothing thrown`, async function () {
+      const { server, port, session, der } = await storedSession();
+      const thrown = [];
+      server.on('resumeSession', (id, cb) => {
+        try {
+          cb(null, answer(der));
+        } catch (err) {
+          thrown.push(err);
+        }
+      });
+      const result = await exchange(port, { session });
+      assert.deepStrictEqual(thrown, []);
+      assert.strictEqual(result.data, 'x');
+      assert.strictEqual(result.reused, false);
+    });
+  }
+
+  it("'resumeSession' answered with a DataView over the session: it resumes", async function () {
+    const { server, port, session, der } = await storedSession();
+    server.on('resumeSession', (id, cb) => cb(null, new DataView(der.buffer, der.byteOffset, der.byteLength)));
+    const result = await exchange(port, { session });
+    assert.strictEqual(result.reused, true);
+  });
+
+  for (const later of [false, true]) {
+    it(`'resumeSession' callback called twice${later ? ', the second time later' : ''}: ` +
+       'tlsClientError ERR_MULTIPLE_CALLBACK', async function () {
+      const { server, port, session, der } = await storedSession();
+      server.on('resumeSession', (id, cb) => {
+        cb(null, der);
+        if (later) setImmediate(() => cb(null, der));
+        else cb(null, der);
+      });
+      const failed = once(server, 'tlsClientError');
+      await exchange(port, { session });
+      const [err] = await within(failed, 'tlsClientError');
+      assert.strictEqual(err.code, 'ERR_MULTIPLE_CALLBACK');
+    });
+  }
+});
+
 // tlswrap's own: node:tls servers keep no session-ID cache of their own.
 (builtin ? describe.skip : describe)('sessionCacheSize: the server keeps TLS 1.2 session IDs itself', function () {
   const servers = [];

@@ -213,7 +213,9 @@ class Server extends net.Server {
       throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE', "The argument 'keys' must be exactly 48 bytes " +
                        '(or a multiple of 48: several keys, newest first)');
     }
-    this._sharedCreds.context.setTicketKeys(keys);
+    // The binding reads a Buffer: a DataView or another view is passed as
+    // one over the same bytes.
+    this._sharedCreds.context.setTicketKeys(Buffer.from(keys.buffer, keys.byteOffset, keys.byteLength));
   }
 
   // Node's pre-getTicketKeys() spelling, kept by node:tls.

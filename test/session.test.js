@@ -835,6 +835,17 @@ describe('ticket key option checks', function () {
     const server = tlswrap.createServer(serverOptions());
     assert.throws(() => server.setTicketKeys('x'.repeat(48)), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
   });
+
+  it('setTicketKeys takes any ArrayBufferView (a DataView, a Uint16Array), as node:tls', function () {
+    const server = tlswrap.createServer(serverOptions());
+    const bytes = crypto.randomBytes(64);
+    const keys = bytes.subarray(8, 56);
+    server.setTicketKeys(new DataView(bytes.buffer, bytes.byteOffset + 8, 48));
+    assert.deepStrictEqual(server.getTicketKeys(), keys);
+    const other = crypto.randomFillSync(new Uint16Array(24));
+    server.setTicketKeys(other);
+    assert.deepStrictEqual(server.getTicketKeys(), Buffer.from(other.buffer));
+  });
 });
 
 // tlswrap's own: several ticket keys (newest seals, all open) and automatic

@@ -225,7 +225,12 @@ function configure(sc, options) {
   if (crl) {
     for (const one of Array.isArray(crl) ? crl : [crl]) context.addCRL(asPem(one));
   }
-  if (sessionIdContext) context.setSessionIdContext(String(sessionIdContext));
+  if (sessionIdContext !== undefined && sessionIdContext !== null) {
+    if (typeof sessionIdContext !== 'string') {
+      throw invalidArgType('options.sessionIdContext', 'string', sessionIdContext);
+    }
+    context.setSessionIdContext(sessionIdContext);
+  }
   if (pfx) {
     for (const one of Array.isArray(pfx) ? pfx : [pfx]) {
       const buf = one && one.buf !== undefined ? one.buf : one;

@@ -317,6 +317,8 @@ describe('bad certificates and keys in options', function () {
       ['createServer', { key: [{ passphrase: 'x' }], cert }],
       ['createSecureContext', { ciphers: 1 }],
       ['createSecureContext', { ecdhCurve: 5 }],
+      ['createSecureContext', { sessionIdContext: 123 }],
+      ['createServer', { key, cert, sessionIdContext: Buffer.from('tenant-a') }],
       ['createServer', { key, cert, SNICallback: 'x' }],
       ['connect', { port: 1, host: '127.0.0.1', signal: {} }],
     ];
@@ -478,6 +480,35 @@ describe('impossible options', function () {
     assert.throws(() => tlswrap.connect({ port: 1, host: '127.0.0.1', ALPNProtocols: ['a'.repeat(300)] }), tooLong);
     // A bare string on the client side is a TypeError too (node's native check).
     assert.throws(() => tlswrap.connect({ port: 1, host: '127.0.0.1', ALPNProtocols: 'h2' }), { name: 'TypeError' });
+  });
+
+  // OpenSSL takes at most 32 bytes: cut short, two contexts that differ only
+  // after them would share sessions. node:tls throws a TypeError whose
+  // message is OpenSSL's error as printed, with no code.
+  it('sessionIdContext over 32 bytes (UTF-8) throws node:tls\'s TypeError, word for word', function () {
+    const tls = require('node:tls');
+    const thrown = (impl, fn, arg) => {
+      try {
+        impl[fn](arg);
+      } catch (err) {
+        return { name: err.name, code: err.code, message: err.message };
+      }
+      return 'no throw';
+    };
+    const tooLong = ['x'.repeat(33), 'é'.repeat(17)];
+    for (const sessionIdContext of tooLong) {
+      for (const [fn, arg] of [['createSecureContext', { sessionIdContext }],
+        ['createServer', serverOptions({ sessionIdContext })]]) {
+        const expected = thrown(tls, fn, arg);
+        assert.strictEqual(expected.name, 'TypeError');
+        assert.match(expected.message, /ssl session id context too long/);
+        assert.deepStrictEqual(thrown(tlswrap, fn, arg), expected, `${fn} ${sessionIdContext}`);
+      }
+    }
+    // 32 bytes, or none, are fine.
+    tlswrap.createSecureContext({ sessionIdContext: 'x'.repeat(32) });
+    tlswrap.createSecureContext({ sessionIdContext: 'é'.repeat(16) });
+    tlswrap.createSecureContext({ sessionIdContext: '' });
   });
 
   it('other option types node checks: ticketKeys length, handshakeTimeout, SNICallback', function () {

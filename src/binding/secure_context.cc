@@ -1,6 +1,7 @@
 #include "secure_context.h"
 
 #include <openssl/core_names.h>
+#include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/x509v3.h>
@@ -479,13 +480,23 @@ void SecureContext::CompressCertificates(const Napi::CallbackInfo& info) {
   }
 }
 
+// Longer than OpenSSL's 32 bytes is refused, not cut short: contexts that
+// differ only past the cut would share sessions. The error is node:tls's, a
+// TypeError whose message is OpenSSL's queue as printed, with no code.
 void SecureContext::SetSessionIdContext(const Napi::CallbackInfo& info) {
   ErrorQueueGuard guard;
   std::string sid = info[0].ToString().Utf8Value();
-  if (sid.size() > SSL_MAX_SID_CTX_LENGTH) sid.resize(SSL_MAX_SID_CTX_LENGTH);
   if (SSL_CTX_set_session_id_context(Live(), reinterpret_cast<const unsigned char*>(sid.data()),
                                      static_cast<unsigned int>(sid.size())) != 1) {
-    ThrowCryptoError(info.Env(), "Failed to set session id context");
+    std::string printed;
+    ERR_print_errors_cb(
+        [](const char* str, size_t len, void* out) {
+          static_cast<std::string*>(out)->append(str, len);
+          return 1;
+        },
+        &printed);
+    throw Napi::TypeError::New(info.Env(),
+                               printed.empty() ? "SSL_CTX_set_session_id_context error" : printed);
   }
   sid_ctx_ = std::move(sid);
 }

@@ -6,10 +6,13 @@
 // inside the callback, and the openssl CLI as a real PSK peer.
 
 const assert = require('node:assert');
+const crypto = require('node:crypto');
 const { spawn, spawnSync } = require('node:child_process');
 const { once } = require('node:events');
 const net = require('node:net');
-const { tlswrap, listen, closeServer, pattern, peerEnv } = require('./common');
+const {
+  builtin, tlswrap, fixtures, serverOptions, clientOptions, listen, closeServer, pattern, peerEnv,
+} = require('./common');
 
 const KEY = Buffer.from('d731ef57be09e5204f0b205b60627028', 'hex');
 const PSK12 = { ciphers: 'PSK-AES128-CBC-SHA256', maxVersion: 'TLSv1.2' };
@@ -150,6 +153,81 @@ describe('PSK', function () {
       const r = await run({ ...PSK12, pskCallback: () => ({ psk: new Uint8Array(KEY) }) },
         { ...PSK12, checkServerIdentity: noNameCheck, pskCallback: clientSends });
       assert.deepStrictEqual(r.client.events, ['secureConnect']);
+    });
+  });
+
+  // A server with a certificate that asks for the client's (requestCert)
+  // and takes PSKs too. A TLS 1.3 PSK handshake has no certificates, so
+  // OpenSSL counts it as a resumption either way.
+  describe('a server that asks for certificates and takes PSKs', function () {
+    const servers = [];
+    afterEach(async function () {
+      await Promise.all(servers.splice(0).map(closeServer));
+    });
+
+    async function start(extra) {
+      const server = tlswrap.createServer(serverOptions({
+        ca: fixtures.ca, requestCert: true, rejectUnauthorized: false, pskCallback: serverKnows, ...extra,
+      }));
+      server.on('secureConnection', (sock) => sock.end('x'));
+      servers.push(server);
+      return { server, port: await listen(server) };
+    }
+
+    // One connection: the client's data and last session, and how the
+    // server judged it (null without 'secureConnection').
+    async function connectOnce(server, clientOpts) {
+      const judged = new Promise((resolve) => server.once('secureConnection', (sock) => resolve({
+        reused: sock.isSessionReused(), authorized: sock.authorized, authorizationError: sock.authorizationError,
+      })));
+      const client = tlswrap.connect(clientOpts);
+      let session = null;
+      let data = '';
+      client.on('session', (s) => { session = s; });
+      client.on('data', (d) => { data += d; });
+      client.on('error', () => {});
+      await new Promise((resolve) => client.on('close', resolve));
+      const verdict = await Promise.race([judged, new Promise((resolve) => setTimeout(resolve, 200, null))]);
+      return { data, session, server: verdict };
+    }
+
+    it('an external PSK (TLS 1.3, no certificate) authorizes the client', async function () {
+      // The PSK is SHA-256: a server preferring a SHA-384 suite would make
+      // it a full handshake with the certificate instead.
+      const { server, port } = await start({ minVersion: 'TLSv1.3', ciphers: 'TLS_AES_128_GCM_SHA256' });
+      const r = await connectOnce(server, { host: '127.0.0.1', port, pskCallback: clientSends });
+      assert.strictEqual(r.data, 'x');
+      assert.deepStrictEqual(r.server, { reused: true, authorized: true, authorizationError: null });
+    });
+
+    // tlswrap's rule, stricter than node:tls's: node counts every
+    // certificate-less TLS 1.3 resumption as authorized (a pskCallback or
+    // not), so these are skipped under TLSWRAP_TEST_BUILTIN. Only a key
+    // pskCallback gave for the connection proves the client; a ticket says
+    // nothing about a client that never showed a certificate.
+    (builtin ? it.skip : it)('a ticket resumption by a client that showed no certificate is not authorized',
+      async function () {
+        const { server, port } = await start({ minVersion: 'TLSv1.3' });
+        const first = await connectOnce(server, clientOptions(port));
+        assert.strictEqual(first.server.authorized, false);
+        const again = await connectOnce(server, clientOptions(port, { session: first.session }));
+        assert.strictEqual(again.data, 'x');
+        assert.deepStrictEqual(again.server,
+                               { reused: true, authorized: false, authorizationError: 'UNABLE_TO_GET_ISSUER_CERT' });
+      });
+
+    (builtin ? it.skip : it)('a ticket from a server that asked for no certificate (shared ticket keys) is ' +
+      'refused by one that requires them', async function () {
+      const ticketKeys = crypto.randomBytes(48);
+      const open = tlswrap.createServer(serverOptions({ ticketKeys, minVersion: 'TLSv1.3' }), (s) => s.end('a'));
+      servers.push(open);
+      const openPort = await listen(open);
+      const { server, port } = await start({ ticketKeys, minVersion: 'TLSv1.3', rejectUnauthorized: true });
+      const first = await connectOnce(open, clientOptions(openPort));
+      assert.strictEqual(first.data, 'a');
+      const again = await connectOnce(server, clientOptions(port, { session: first.session }));
+      assert.strictEqual(again.server, null);
+      assert.strictEqual(again.data, '');
     });
   });
 

@@ -193,6 +193,8 @@ class Engine {
   // external PSKs).
   void EnablePsk();
   bool psk_enabled() const { return psk_; }
+  // A server's pskCallback gave a key on this connection (not a ticket).
+  bool psk_key_given() const { return psk_key_given_; }
   // The hint a TLS 1.2 server sends; false if OpenSSL refused it (too long).
   bool SetPskIdentityHint(const std::string& hint);
   void SetVerifyMode(bool request_cert, bool reject_unauthorized);
@@ -326,6 +328,7 @@ class Engine {
   std::vector<unsigned char> alpn_protos_;  // server: our preference list, wire format
   bool alpn_callback_ = false;
   bool psk_ = false;
+  bool psk_key_given_ = false;
   Pause cert_cb_ = Pause::kNone;
   std::string ocsp_response_;  // server: the staple for the status callback
   bool has_ocsp_response_ = false;

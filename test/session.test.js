@@ -247,6 +247,29 @@ for (const version of ['TLSv1.2', 'TLSv1.3']) {
       assert.strictEqual(other.reused, false);
     });
 
+    // The session keeps the client's certificate, not its chain: node:tls
+    // completes the chain from the trust store.
+    it("a server's getPeerCertificate(true) on a resumed connection: the client's chain up to the CA",
+      async function () {
+        const { server, port } = await start({ ca: fixtures.ca, requestCert: true });
+        const chains = [];
+        server.on('secureConnection', (sock) => {
+          const names = [];
+          const seen = new Set();
+          for (let c = sock.getPeerCertificate(true); c && c.subject && !seen.has(c.fingerprint256);
+            c = c.issuerCertificate) {
+            seen.add(c.fingerprint256);
+            names.push(c.subject.CN);
+          }
+          chains.push(names);
+        });
+        const client = { key: fixtures.clientKey, cert: fixtures.clientCert };
+        const first = await connectOnce(server, port, client);
+        const again = await connectOnce(server, port, { ...client, session: first.sessions[0] });
+        assert.strictEqual(again.serverReused, true);
+        assert.deepStrictEqual(chains, [['tlswrap client', 'tlswrap test CA'], ['tlswrap client', 'tlswrap test CA']]);
+      });
+
     it('a session from one server is not resumed by an unrelated server (full handshake, no error)',
       async function () {
         const a = await start();

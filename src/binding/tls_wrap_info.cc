@@ -3,6 +3,7 @@
 // (certificates, cipher, session, keying material).
 #include <openssl/ec.h>
 #include <openssl/objects.h>
+#include <openssl/x509v3.h>
 
 #include "addon.h"
 #include "errors.h"
@@ -160,6 +161,34 @@ Napi::Value TLSWrap::VerifyError(const Napi::CallbackInfo& info) {
   return err.Value();
 }
 
+namespace {
+
+// Appends the issuers of `cert` found in the store verification uses (the
+// SSL's own, set for an SNI context, else its context's), up to a
+// self-issued one.
+void AppendIssuersFromStore(Napi::Env env, SSL* ssl, X509* cert, Napi::Array* out, uint32_t* i) {
+  ErrorQueueGuard guard;
+  X509_STORE* store = nullptr;
+  SSL_get0_verify_cert_store(ssl, &store);
+  if (store == nullptr) store = SSL_CTX_get_cert_store(SSL_get_SSL_CTX(ssl));
+  DeletePtr<X509_STORE_CTX, X509_STORE_CTX_free> store_ctx(X509_STORE_CTX_new());
+  if (store == nullptr || !store_ctx ||
+      X509_STORE_CTX_init(store_ctx.get(), store, nullptr, nullptr) != 1) {
+    return;
+  }
+  X509Ptr held;  // the issuer found last: `cert` from the second round on
+  // Bounded as OpenSSL bounds a chain's depth (a cross-signed pair loops).
+  for (int depth = 0; depth < 100 && X509_check_issued(cert, cert) != X509_V_OK; depth++) {
+    X509* issuer = nullptr;
+    if (X509_STORE_CTX_get1_issuer(&issuer, store_ctx.get(), cert) != 1) break;
+    out->Set((*i)++, DerOf(env, issuer));
+    held.reset(issuer);
+    cert = issuer;
+  }
+}
+
+}  // namespace
+
 Napi::Value TLSWrap::GetPeerCertChain(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Array out = Napi::Array::New(env);
@@ -174,16 +203,24 @@ Napi::Value TLSWrap::GetPeerCertChain(const Napi::CallbackInfo& info) {
   STACK_OF(X509)* chain = nullptr;
   if (!sent && SSL_get_verify_result(ssl()) == X509_V_OK) chain = SSL_get0_verified_chain(ssl());
   uint32_t i = 0;
-  if (chain == nullptr || sk_X509_num(chain) == 0) {
+  X509* last = nullptr;
+  const bool verified = chain != nullptr && sk_X509_num(chain) > 0;
+  if (!verified) {
     chain = SSL_get_peer_cert_chain(ssl());
     if (engine_->is_server() || chain == nullptr || sk_X509_num(chain) == 0 ||
         X509_cmp(sk_X509_value(chain, 0), leaf) != 0) {
       out.Set(i++, DerOf(env, leaf));
+      last = leaf;
     }
   }
   for (int k = 0; chain != nullptr && k < sk_X509_num(chain); k++) {
-    out.Set(i++, DerOf(env, sk_X509_value(chain, k)));
+    last = sk_X509_value(chain, k);
+    out.Set(i++, DerOf(env, last));
   }
+  // Without a verified chain (a resumption: the session keeps the peer's
+  // leaf only) the issuers come from the trust store, as node:tls completes
+  // its chain.
+  if (!sent && !verified && last != nullptr) AppendIssuersFromStore(env, ssl(), last, &out, &i);
   return out;
 }
 

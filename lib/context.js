@@ -162,6 +162,8 @@ function setCiphers(sc, ciphers) {
   }
 }
 
+const MAX_TICKET_KEY_ROTATION = 2 ** 31 - 1;
+
 function configure(sc, options) {
   const context = sc.context;
   const {
@@ -259,9 +261,12 @@ function configure(sc, options) {
   }
   const rotation = options.ticketKeyRotation;
   if (rotation !== undefined) {
-    if (typeof rotation !== 'number' || !(rotation >= 0) || !Number.isFinite(rotation)) {
+    // At most sessionTimeout's bound (68 years): the native interval is
+    // counted in nanoseconds, in 64 bits.
+    if (typeof rotation !== 'number' || !(rotation >= 0 && rotation <= MAX_TICKET_KEY_ROTATION)) {
       throw codedError(RangeError, 'ERR_OUT_OF_RANGE',
-                       `The value of "options.ticketKeyRotation" is out of range. It must be >= 0 (seconds). Received ${rotation}`);
+                       'The value of "options.ticketKeyRotation" is out of range. ' +
+                       `It must be >= 0 && <= ${MAX_TICKET_KEY_ROTATION} (seconds). Received ${rotation}`);
     }
     context.setTicketRotation(rotation * 1000);
   }

@@ -960,6 +960,24 @@ for (const version of ['TLSv1.2', 'TLSv1.3']) {
     server.setTicketKeys(Buffer.alloc(144, 2));
     assert.ok(server.getTicketKeys().equals(Buffer.alloc(48, 2)));
   });
+
+  // Counted natively in 64-bit nanoseconds: 1e12 s would overflow.
+  it('ticketKeyRotation is at most 2**31 - 1 seconds; beyond, ERR_OUT_OF_RANGE', async function () {
+    for (const ticketKeyRotation of [2 ** 31, 1e12, Infinity, NaN, -1]) {
+      const expected = { name: 'RangeError', code: 'ERR_OUT_OF_RANGE' };
+      assert.throws(() => tlswrap.createServer(serverOptions({ ticketKeyRotation })), expected);
+      assert.throws(() => tlswrap.createSecureContext({ ticketKeyRotation }), expected);
+    }
+    const { server, port } = await startServer({ ticketKeyRotation: 2 ** 31 - 1 });
+    try {
+      const before = server.getTicketKeys();
+      const first = await connectOnce(server, port);
+      assert.strictEqual((await connectOnce(server, port, { session: first.sessions[0] })).reused, true);
+      assert.ok(server.getTicketKeys().equals(before));
+    } finally {
+      await closeServer(server);
+    }
+  });
 });
 
 // node's cluster passes the first worker's _getServerData() to every other

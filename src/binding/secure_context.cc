@@ -543,10 +543,15 @@ Napi::Value SecureContext::GetTicketKeys(const Napi::CallbackInfo& info) {
   return Napi::Buffer<unsigned char>::Copy(info.Env(), newest.data(), newest.size());
 }
 
-// Milliseconds between automatic rotations; 0 turns them off.
+// Milliseconds between automatic rotations; 0 turns them off. JS checks
+// the range; the clamp keeps the cast to 64-bit nanoseconds defined anyway.
 void SecureContext::SetTicketRotation(const Napi::CallbackInfo& info) {
-  rotation_interval_ = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double, std::milli>(info[0].As<Napi::Number>().DoubleValue()));
+  constexpr double kMaxMs = 2147483647.0 * 1000;  // 68 years, as JS allows
+  double ms = info[0].As<Napi::Number>().DoubleValue();
+  if (!(ms > 0)) ms = 0;  // NaN included
+  if (ms > kMaxMs) ms = kMaxMs;
+  rotation_interval_ =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(ms));
 }
 
 Napi::Value SecureContext::GetIssuer(const Napi::CallbackInfo& info) {

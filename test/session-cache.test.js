@@ -438,6 +438,26 @@ async function connectOnceSServer(peer, extra) {
       }
     });
 
+    // tlswrap checks the name on resumed connections too (node:tls skips
+    // it); the session keeps the server's leaf alone, so the chain a custom
+    // check sees is completed from the trust store, as a full handshake's is.
+    it('a custom checkServerIdentity pinning the CA sees the issuer on a resumed connection', async function () {
+      const { port } = await start(tlswrap, {});
+      const sessionCache = new tlswrap.SessionCache();
+      const pin = new crypto.X509Certificate(fixtures.ca).fingerprint256;
+      const seen = [];
+      const checkServerIdentity = (name, cert) => {
+        seen.push(cert.issuerCertificate ? cert.issuerCertificate.fingerprint256 : null);
+        if (!cert.issuerCertificate || cert.issuerCertificate.fingerprint256 !== pin) return new Error('CA pin');
+        return tls.checkServerIdentity(name, cert);
+      };
+      assert.strictEqual((await connectOnce(port, { sessionCache, checkServerIdentity })).reused, false);
+      const resumed = await connectOnce(port, { sessionCache, checkServerIdentity });
+      assert.ifError(resumed.error);
+      assert.strictEqual(resumed.reused, true);
+      assert.deepStrictEqual(seen, [pin, pin]);
+    });
+
     it('a cached session whose resumed connection then fails verification is dropped', async function () {
       const { port } = await start(tlswrap, { maxVersion: 'TLSv1.2' });
       const sessionCache = new tlswrap.SessionCache();

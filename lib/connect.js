@@ -207,6 +207,19 @@ function connect(...args) {
   // Anything but false rejects: an explicit undefined, null or 0 (spread over
   // the default above) must not turn verification off. As node:tls.
   options.rejectUnauthorized = options.rejectUnauthorized !== false;
+  // Checked now, as node:tls asserts them (hence its code): a check that is
+  // not a function would otherwise throw from the handshake's listener, out
+  // of reach of the caller, and a minDHSize that is not a number would let
+  // any DH size through.
+  if (typeof options.checkServerIdentity !== 'function') {
+    throw codedError(Error, 'ERR_INTERNAL_ASSERTION', 'options.checkServerIdentity is not a function');
+  }
+  if (typeof options.minDHSize !== 'number') {
+    throw codedError(Error, 'ERR_INTERNAL_ASSERTION', `options.minDHSize is not a number: ${options.minDHSize}`);
+  }
+  if (!(options.minDHSize > 0)) {
+    throw codedError(Error, 'ERR_INTERNAL_ASSERTION', `options.minDHSize is not a positive number: ${options.minDHSize}`);
+  }
   if (options.signal !== undefined) validateSignal(options.signal);
   if (options.socket) checkTransport(options.socket, 'options.socket');
   // Made by the module's createSecureContext as it is now (programs replace

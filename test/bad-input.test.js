@@ -519,4 +519,19 @@ describe('impossible options', function () {
     assert.throws(() => tlswrap.createServer(serverOptions({ SNICallback: 42 })),
       { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
   });
+
+  // node:tls asserts these in connect(), before any connection is made. A
+  // check that is not a function must not wait for the handshake to throw
+  // (from its listener, where nothing catches it and the process ends).
+  it('connect: checkServerIdentity that is not a function, minDHSize not a positive number: thrown at once', function () {
+    for (const checkServerIdentity of [undefined, null, 'x', 42]) {
+      assert.throws(() => tlswrap.connect({ port: 1, host: '127.0.0.1', checkServerIdentity }),
+        { name: 'Error', code: 'ERR_INTERNAL_ASSERTION' }, `checkServerIdentity ${checkServerIdentity}`);
+    }
+    for (const minDHSize of ['x', 0, -1, NaN]) {
+      assert.throws(() => tlswrap.connect({ port: 1, host: '127.0.0.1', minDHSize }),
+        { name: 'Error', code: 'ERR_INTERNAL_ASSERTION', message: new RegExp(`^options\\.minDHSize is not`) },
+        `minDHSize ${minDHSize}`);
+    }
+  });
 });

@@ -35,7 +35,7 @@ const {
 } = require('node:_http_server');
 const binding = require('./binding');
 const { connect: tlsConnect } = require('./connect');
-const { invalidArgType } = require('./errors');
+const { invalidArgType, validateInteger } = require('./errors');
 const { Server: TLSServer } = require('./server');
 const { TLSSocket } = require('./socket');
 
@@ -395,6 +395,17 @@ function createSecureServer(options, requestListener) {
 
 // ---- client ----
 
+// node's connect checks these only where it makes the TLS connection
+// itself, which the createConnection given below skips.
+function validateSessionOptions(options) {
+  if (options.settings !== undefined && (options.settings === null || typeof options.settings !== 'object')) {
+    throw invalidArgType('options.settings', 'object', options.settings);
+  }
+  for (const name of ['maxSessionInvalidFrames', 'maxSessionRejectedStreams', 'unknownProtocolTimeout']) {
+    if (options[name] !== undefined) validateInteger(options[name], name, 0, 2 ** 32 - 1);
+  }
+}
+
 // (authority[, options][, listener]) as node's connect takes them. An https
 // authority is reached with tlswrap; anything else (h2c, a createConnection
 // of the caller's) is node's.
@@ -421,6 +432,7 @@ function connect(authority, options, listener) {
   } else if (url.host) {
     host = url.host;
   }
+  validateSessionOptions(options);
   const tlsOptions = alpnOptions(options);
   if (!tlsOptions.servername && !net.isIP(host)) tlsOptions.servername = host;
   options.createConnection = () => wrap(tlsConnect(port, host, tlsOptions));

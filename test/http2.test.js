@@ -447,6 +447,27 @@ describe('http2', function () {
     assert.deepStrictEqual(run.result, { alpn: 'h2', closed: false });
   });
 
+  // node checks these when it makes the TLS connection itself; tlswrap's
+  // connect hands node a connection of its own and must check them first.
+  it("connect(): bad session options throw node:http2's errors, word for word", function () {
+    const cases = [
+      [{ settings: 1 }, 'TypeError', 'ERR_INVALID_ARG_TYPE',
+        'The "options.settings" property must be of type object. Received type number (1)'],
+      [{ settings: null }, 'TypeError', 'ERR_INVALID_ARG_TYPE',
+        'The "options.settings" property must be of type object. Received null'],
+      [{ maxSessionInvalidFrames: -1 }, 'RangeError', 'ERR_OUT_OF_RANGE',
+        'The value of "maxSessionInvalidFrames" is out of range. It must be >= 0 && <= 4294967295. Received -1'],
+      [{ maxSessionRejectedStreams: 'x' }, 'TypeError', 'ERR_INVALID_ARG_TYPE',
+        'The "maxSessionRejectedStreams" argument must be of type number. Received type string (\'x\')'],
+      [{ unknownProtocolTimeout: 1.5 }, 'RangeError', 'ERR_OUT_OF_RANGE',
+        'The value of "unknownProtocolTimeout" is out of range. It must be an integer. Received 1.5'],
+    ];
+    for (const [options, name, code, message] of cases) {
+      assert.throws(() => http2.connect('https://127.0.0.1:1', options), { name, code, message },
+        JSON.stringify(options));
+    }
+  });
+
   describe('the client rejects a server it cannot trust', function () {
     async function sessionError(port, extra) {
       const session = client(port, extra);

@@ -23,6 +23,7 @@ const {
 } = require('node:_http_server');
 const { connect } = require('./connect');
 const { invalidArgType } = require('./errors');
+const { identity } = require('./identity');
 const { SessionCache } = require('./session_cache');
 const { Server: TLSServer } = require('./server');
 
@@ -88,11 +89,11 @@ function createServer(options, requestListener) {
   return new Server(options, requestListener);
 }
 
-// A request that brings its own checkServerIdentity gets sockets and sessions
-// of its own: a keep-alive socket or a session verified by another function
-// must not serve it (node 24 does the same with an internal mark).
+// A request that brings its own checkServerIdentity gets the sockets and
+// sessions of that function: a keep-alive socket or a session verified by
+// another one must not serve it (node 24 keeps such requests apart with an
+// internal mark too). The same function (a pinning check, say) shares them.
 const kOwnIdentityCheck = Symbol('tlswrap.https.ownIdentityCheck');
-let ownIdentityChecks = 0;
 
 // The Agent's sessions live in a SessionCache (LRU, at most
 // maxCachedSessions keys), keyed as connect({ sessionCache }) keys them, so a
@@ -181,25 +182,16 @@ class AgentMethods extends nodeHttps.Agent {
     if (typeof port === 'number') options.port = port;
     if (typeof host === 'string') options.host = host;
 
-    // A request with its own checkServerIdentity (usually a new function each
-    // time) would only fill the cache with keys nothing reuses.
-    if (options.sessionCache === undefined && options._agentKey && !options[kOwnIdentityCheck] &&
-        this.maxCachedSessions !== 0) {
+    // The session key holds the check function's identity too.
+    if (options.sessionCache === undefined && options._agentKey && this.maxCachedSessions !== 0) {
       options.sessionCache = this[kStore];
     }
-    const socket = connect(options);
-    if (options[kOwnIdentityCheck]) socket[kOwnIdentityCheck] = true;
-    return socket;
+    return connect(options);
   }
 
   getName(options = {}) {
     const name = super.getName(options);
-    return options[kOwnIdentityCheck] ? `${name}:${options[kOwnIdentityCheck]}` : name;
-  }
-
-  keepSocketAlive(socket) {
-    if (socket[kOwnIdentityCheck]) return false;
-    return super.keepSocketAlive(socket);
+    return options[kOwnIdentityCheck] ? `${name}:csi${options[kOwnIdentityCheck]}` : name;
   }
 }
 
@@ -263,7 +255,10 @@ function request(...args) {
   if (options.checkServerIdentity !== undefined && options.checkServerIdentity !== nodeTls.checkServerIdentity) {
     const agent = options.agent === undefined ? fallbackAgent : options.agent;
     const agentCheck = agent && agent.options ? agent.options.checkServerIdentity : undefined;
-    if (agentCheck !== options.checkServerIdentity) options[kOwnIdentityCheck] = ++ownIdentityChecks;
+    // Not a function: connect() throws node's error for it.
+    if (agentCheck !== options.checkServerIdentity && typeof options.checkServerIdentity === 'function') {
+      options[kOwnIdentityCheck] = identity(options.checkServerIdentity);
+    }
   }
   options._defaultAgent = fallbackAgent;
   args.unshift(options);

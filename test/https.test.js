@@ -296,6 +296,35 @@ describe('https', function () {
     assert.strictEqual(checked, 1);
   });
 
+  // A pinning check is usually one function for the whole program: its
+  // requests share keep-alive sockets and resume sessions, apart from
+  // requests checked by any other function.
+  it('requests with the same checkServerIdentity function share the pooled socket and the sessions', async function () {
+    // node:https from 24 gives each such request a socket of its own, even
+    // for the same function (before 24 it pools them with every other).
+    if (builtin && nodeMajor >= 24) this.skip();
+    const { port } = await start({}, (req, res) => res.end('ok'));
+    const keepAlive = agent({ keepAlive: true, maxSockets: 1 });
+    let checked = 0;
+    const pinned = (name, cert) => {
+      checked++;
+      return nodeTls.checkServerIdentity(name, cert);
+    };
+    const first = await fetch(port, { agent: keepAlive, checkServerIdentity: pinned });
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = await fetch(port, { agent: keepAlive, checkServerIdentity: pinned });
+    assert.strictEqual(second.req.reusedSocket, true);
+    assert.strictEqual(second.req.socket, first.req.socket);
+    assert.strictEqual(checked, 1);
+    if (builtin) return; // node:https's Agent resumes only by agent name
+    const closing = agent({ keepAlive: false });
+    await fetch(port, { agent: closing, checkServerIdentity: pinned });
+    const resumed = await fetch(port, { agent: closing, checkServerIdentity: pinned });
+    assert.strictEqual(resumed.req.socket.isSessionReused(), true);
+    const other = await fetch(port, { agent: closing, checkServerIdentity: (name, cert) => nodeTls.checkServerIdentity(name, cert) });
+    assert.strictEqual(other.req.socket.isSessionReused(), false);
+  });
+
   it('emits the TLS server events: secureConnection, keylog, tlsClientError (and clientError)', async function () {
     const { server, port } = await start({}, (req, res) => res.end('ok'));
     const keylog = [];

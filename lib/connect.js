@@ -7,7 +7,7 @@
 const net = require('node:net');
 const nodeTls = require('node:tls');
 const defaults = require('./defaults');
-const { createSecureContext, currentCreateSecureContext } = require('./context');
+const { createSecureContext, currentCheckServerIdentity, currentCreateSecureContext } = require('./context');
 const { clientContext, contextKey } = require('./context_cache');
 const { sharedCertificate } = require('./certificate');
 const { codedError, invalidArgType } = require('./errors');
@@ -38,12 +38,6 @@ function normalizeConnectArgs(args) {
 }
 
 let warnedAllowUnauthorized = false;
-
-let tlswrapModule = null;
-function currentCheckServerIdentity() {
-  if (tlswrapModule === null) tlswrapModule = require('./index');
-  return tlswrapModule.checkServerIdentity;
-}
 
 // Node 24's client adds a hint to the two chain errors a locally installed
 // root would fix (seen on 24.22; Node 20 has none). The server side's

@@ -345,6 +345,11 @@ function currentCreateSecureContext() {
 function exportedCreateSecureContext(options) {
   return currentCreateSecureContext()(options);
 }
+// connect()'s default check, looked up the same way.
+function currentCheckServerIdentity() {
+  if (tlswrapModule === null) tlswrapModule = require('./index');
+  return tlswrapModule.checkServerIdentity;
+}
 
 // The native context of a secureContext option, refusing node:tls's own
 // (whose OpenSSL object tlswrap cannot reach).
@@ -369,6 +374,7 @@ function sniContext(value) {
 module.exports = {
   SecureContext,
   createSecureContext,
+  currentCheckServerIdentity,
   currentCreateSecureContext,
   exportedCreateSecureContext,
   nativeContext,

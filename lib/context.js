@@ -4,6 +4,7 @@
 // checks and their error codes follow node:tls, since that is what callers
 // catch on.
 
+const nodeTls = require('node:tls');
 const { inspect } = require('node:util');
 const binding = require('./binding');
 const { defaultStore } = require('./ca');
@@ -351,12 +352,17 @@ function currentCheckServerIdentity() {
   return tlswrapModule.checkServerIdentity;
 }
 
-// The native context of a secureContext option, refusing node:tls's own
-// (whose OpenSSL object tlswrap cannot reach).
-function nativeContext(value, name = 'options.secureContext') {
+// The native context of a secureContext option. Anything else is node:tls's
+// error; node:tls's own SecureContext (whose OpenSSL object tlswrap cannot
+// reach) gets the same code and says what to use instead.
+function nativeContext(value) {
   if (value instanceof SecureContext) return value.context;
   if (value instanceof binding.SecureContext) return value;
-  throw invalidArgType(name, 'a SecureContext from tlswrap.createSecureContext()', value);
+  if (value instanceof nodeTls.SecureContext) {
+    throw codedError(TypeError, 'ERR_TLS_INVALID_CONTEXT',
+                     "context must be a SecureContext made by tlswrap's createSecureContext(), not node:tls's");
+  }
+  throw codedError(TypeError, 'ERR_TLS_INVALID_CONTEXT', 'context must be a SecureContext');
 }
 
 // What an SNICallback answered, as node:tls reads it: `context.context ||

@@ -186,7 +186,14 @@ class TLSSocket extends net.Socket {
       if (opts.SNICallback || wantsOCSPRequest(opts)) handle.enableCertCb();
       if (typeof opts.ALPNCallback === 'function') this._enableALPNCallback(opts.ALPNCallback);
     } else {
-      if (opts.session) this.setSession(opts.session);
+      if (opts.session) {
+        // The option reaches node's handle as it is: a Buffer, not the
+        // string setSession() also takes.
+        if (!ArrayBuffer.isView(opts.session)) {
+          throw invalidArgType('options.session', ['Buffer', 'TypedArray', 'DataView'], opts.session);
+        }
+        this.setSession(opts.session);
+      }
       if (opts.servername) {
         if (!ipServernameWarned && net.isIP(opts.servername)) {
           ipServernameWarned = true;

@@ -9,7 +9,8 @@ const assert = require('node:assert');
 const crypto = require('node:crypto');
 const net = require('node:net');
 const { once } = require('node:events');
-const { fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer } = require('./common');
+const tls = require('node:tls');
+const { builtin, fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer } = require('./common');
 
 // Fixed "random" bytes, so the first byte (and so OpenSSL's verdict) never
 // changes between runs.
@@ -518,6 +519,43 @@ describe('impossible options', function () {
       { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
     assert.throws(() => tlswrap.createServer(serverOptions({ SNICallback: 42 })),
       { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
+  });
+
+  it("connect: session of the wrong type throws; bytes that are no session give a full handshake", async function () {
+    for (const session of ['x', 42]) {
+      assert.throws(() => tlswrap.connect({ port: 1, host: '127.0.0.1', session }),
+        { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' }, `session ${session}`);
+    }
+    const server = tlswrap.createServer(serverOptions(), (socket) => socket.end('x'));
+    const port = await listen(server);
+    try {
+      for (const session of [Buffer.from('junk'), new Uint8Array(5)]) {
+        const client = tlswrap.connect(clientOptions(port, { session }));
+        const errors = [];
+        client.on('error', (err) => errors.push(err));
+        await once(client, 'secureConnect');
+        assert.strictEqual(client.isSessionReused(), false);
+        client.resume();
+        await once(client, 'close');
+        // node:tls then emits the decoder's error from OpenSSL's queue as
+        // well, after the connection worked; tlswrap leaves it out.
+        if (!builtin) assert.deepStrictEqual(errors, []);
+      }
+    } finally {
+      await closeServer(server);
+    }
+  });
+
+  it("connect: a secureContext that is not one throws node:tls's ERR_TLS_INVALID_CONTEXT", function () {
+    for (const secureContext of [{}, 'x', 42]) {
+      assert.throws(() => tlswrap.connect({ port: 1, host: '127.0.0.1', secureContext }),
+        { name: 'TypeError', code: 'ERR_TLS_INVALID_CONTEXT', message: 'context must be a SecureContext' });
+    }
+    // tlswrap cannot use node:tls's own: the same code, and what to use.
+    if (!builtin) {
+      assert.throws(() => tlswrap.connect({ port: 1, host: '127.0.0.1', secureContext: tls.createSecureContext() }),
+        { name: 'TypeError', code: 'ERR_TLS_INVALID_CONTEXT', message: /tlswrap's createSecureContext/ });
+    }
   });
 
   // node:tls asserts these in connect(), before any connection is made. A

@@ -93,10 +93,9 @@ void TLSWrap::SetSession(const Napi::CallbackInfo& info) {
   auto buf = info[0].As<Napi::Buffer<unsigned char>>();
   ErrorQueueGuard guard;
   SslSessionPtr session = AddonData::Get(info.Env())->DecodeSession(buf.Data(), buf.Length());
-  if (!session) {
-    ThrowCodedError(info.Env(), "ERR_TLS_INVALID_SESSION", "Bad session");
-    return;
-  }
+  // As node:tls: bytes that are no session are ignored, and the handshake is
+  // a full one (a store of the program's own may hand back anything).
+  if (!session) return;
   if (SSL_set_session(ssl(), session.get()) != 1)
     ThrowCryptoError(info.Env(), "SSL_set_session failed");
 }

@@ -219,11 +219,14 @@ function connect(...args) {
   // Made by the module's createSecureContext as it is now (programs replace
   // it), shared with earlier calls of equal context options where it is
   // tlswrap's own (lib/context_cache.js); else only this connection uses it.
-  const optionsKey = options.secureContext ? null : contextKey(options);
-  const context = options.secureContext ||
-    clientContext(options, currentCreateSecureContext(), createSecureContext, optionsKey);
-
+  const create = currentCreateSecureContext();
   const cache = resolveSessionCache(options.sessionCache);
+  // Keyed once, for the shared context and the session cache; not at all
+  // where neither uses it.
+  const keyed = !options.secureContext && (create === createSecureContext || cache !== null);
+  const optionsKey = keyed ? contextKey(options) : null;
+  const context = options.secureContext || clientContext(options, create, createSecureContext, optionsKey);
+
   const key = cache === null ? null : sessionKey(options, optionsKey);
   let offered;
   if (key !== null && options.session === undefined) {

@@ -32,7 +32,9 @@ const {
   storeHTTPOptions,
   setupConnectionsTracking,
   httpServerPreClose,
+  kServerResponse,
 } = require('node:_http_server');
+const { kIncomingMessage } = require('node:_http_common');
 const binding = require('./binding');
 const { connect: tlsConnect } = require('./connect');
 const { invalidArgType, validateInteger } = require('./errors');
@@ -283,6 +285,17 @@ function onRemoveListener(event) {
   this[kInner].removeListener(event, forward);
 }
 
+// Whether node's own h2 server gives its HTTP/1.1 side node:http's server
+// options (Node 22 on) or only the timeouts (Node 20): asked of one of its
+// servers, once.
+let storesHTTPOptions;
+function nodeStoresHTTPOptions() {
+  if (storesHTTPOptions === undefined) {
+    storesHTTPOptions = 'requireHostHeader' in nodeHttp2.createSecureServer({ allowHTTP1: true });
+  }
+  return storesHTTPOptions;
+}
+
 function onTlsClientError(err, socket) {
   if (!this.emit('clientError', err, socket)) socket.destroy(err);
 }
@@ -337,7 +350,7 @@ class Http2SecureServer extends TLSServer {
       this.emit('session', session);
     });
 
-    if (options.allowHTTP1 === true) {
+    if (options.allowHTTP1 === true && nodeStoresHTTPOptions()) {
       // http1Options is node 24's; Http1IncomingMessage/Http1ServerResponse
       // node 20's names (deprecated by 24 in favour of http1Options).
       storeHTTPOptions.call(this, {
@@ -347,6 +360,17 @@ class Http2SecureServer extends TLSServer {
         ...options.http1Options,
       });
       this.httpAllowHalfOpen = false;
+      this.maxHeadersCount = null;
+      this.on('listening', setupConnectionsTracking);
+    } else if (options.allowHTTP1 === true) {
+      // Node 20's h2 server sets only the timeouts and its own message
+      // classes: no Host header check, no keep-alive timeout, and
+      // node:http's defaults for the rest.
+      this[kIncomingMessage] = options.Http1IncomingMessage || http.IncomingMessage;
+      this[kServerResponse] = options.Http1ServerResponse || http.ServerResponse;
+      this.headersTimeout = 60_000;
+      this.requestTimeout = 300_000;
+      this.connectionsCheckingInterval = 30_000;
       this.maxHeadersCount = null;
       this.on('listening', setupConnectionsTracking);
     }

@@ -114,6 +114,7 @@ class TLSSocket extends net.Socket {
     this._started = false;
     this._handover = false; // waiting for node's writes before a takeover
     this._startWanted = false; // _start() came while _handover
+    this._starting = false; // in the engine's start(): see _onEngineError
     this._hadError = false;
     this._enginePaused = false;
     this._pauseAfterHandshake = false; // pause() with onread before the handshake is done
@@ -278,7 +279,12 @@ class TLSSocket extends net.Socket {
       return;
     }
     this._started = true;
-    this._handle.start();
+    this._starting = true;
+    try {
+      this._handle.start();
+    } finally {
+      this._starting = false;
+    }
   }
 
   // ---- engine -> JS ----

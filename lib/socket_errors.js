@@ -46,11 +46,20 @@ class SocketErrors {
     }
     // A write made before the handshake failed waits in node:tls as
     // cleartext; its SSL_write meets the failure first, so the write and the
-    // socket fail with 'write EPROTO <OpenSSL's line>' instead.
+    // socket fail with 'write EPROTO <OpenSSL's line>' instead. When the
+    // start itself fails (no protocol the options allow), node:tls's socket
+    // has already failed with the TLS error when a write made while
+    // connecting reaches its SSL_write: only the write gets 'write EPROTO',
+    // without OpenSSL's line (the start took it).
     if (!this._secureEstablished && this._writeCallback !== null && !this._hadError) {
-      const failed = systemError('write', 'EPROTO', err.message);
       const cb = this._writeCallback;
       this._writeCallback = null;
+      if (this._starting) {
+        this._emitTLSError(err);
+        cb(systemError('write', 'EPROTO'));
+        return;
+      }
+      const failed = systemError('write', 'EPROTO', err.message);
       this._hadError = true;
       cb(failed);
       this.destroy(failed);

@@ -455,6 +455,34 @@ describe('impossible options', function () {
     }
   });
 
+  // A write made while connecting reaches node:tls's SSL_write after the
+  // start has failed: the socket reports the TLS error, the write only
+  // 'write EPROTO' (what https.get() with impossible versions meets).
+  it('minVersion > maxVersion with a write pending: the socket fails with ERR_SSL_NO_PROTOCOLS_AVAILABLE, the write with write EPROTO', async function () {
+    const server = tlswrap.createServer(serverOptions());
+    server.on('tlsClientError', () => {});
+    const port = await listen(server);
+    try {
+      const client = tlswrap.connect(clientOptions(port, { minVersion: 'TLSv1.3', maxVersion: 'TLSv1.2' }));
+      const order = [];
+      const written = new Promise((resolve) => client.write('GET / HTTP/1.1\r\n\r\n', (err) => {
+        order.push('write');
+        resolve(err);
+      }));
+      const [err] = await once(client, 'error');
+      order.push('error');
+      const writeErr = await written;
+      assert.strictEqual(err.code, 'ERR_SSL_NO_PROTOCOLS_AVAILABLE');
+      assert.strictEqual(writeErr.code, 'EPROTO');
+      assert.strictEqual(writeErr.syscall, 'write');
+      assert.strictEqual(writeErr.message, 'write EPROTO');
+      assert.deepStrictEqual(order, ['write', 'error']);
+      if (!client.closed) await once(client, 'close');
+    } finally {
+      await closeServer(server);
+    }
+  });
+
   it('unknown cipher list throws ERR_SSL_NO_CIPHER_MATCH', function () {
     const noMatch = { name: 'Error', code: 'ERR_SSL_NO_CIPHER_MATCH', library: 'SSL routines', reason: 'no cipher match' };
     assert.throws(() => tlswrap.createSecureContext({ ciphers: 'NOT-A-CIPHER' }), noMatch);

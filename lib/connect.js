@@ -10,7 +10,7 @@ const defaults = require('./defaults');
 const { createSecureContext, currentCheckServerIdentity, currentCreateSecureContext } = require('./context');
 const { clientContext, contextKey } = require('./context_cache');
 const { sharedCertificate } = require('./certificate');
-const { codedError, invalidArgType } = require('./errors');
+const { codedError, invalidArgType, outOfRange } = require('./errors');
 const { TLSSocket } = require('./socket');
 const { keyShareHint, rememberKeyShare } = require('./key_share_hint');
 const { resolveSessionCache, sessionKey } = require('./session_cache');
@@ -38,6 +38,29 @@ function normalizeConnectArgs(args) {
 }
 
 let warnedAllowUnauthorized = false;
+
+// Node 20 asserts these (hence its code); Node 21 on validates them as
+// arguments.
+const validatesAsArguments = Number(process.versions.node.split('.')[0]) >= 21;
+function validateConnectChecks(options) {
+  const check = options.checkServerIdentity;
+  const size = options.minDHSize;
+  if (validatesAsArguments) {
+    if (typeof check !== 'function') throw invalidArgType('options.checkServerIdentity', 'Function', check);
+    if (typeof size !== 'number') throw invalidArgType('options.minDHSize', 'number', size);
+    if (!(size >= 1)) throw outOfRange('options.minDHSize', '>= 1', size);
+    return;
+  }
+  if (typeof check !== 'function') {
+    throw codedError(Error, 'ERR_INTERNAL_ASSERTION', 'options.checkServerIdentity is not a function');
+  }
+  if (typeof size !== 'number') {
+    throw codedError(Error, 'ERR_INTERNAL_ASSERTION', `options.minDHSize is not a number: ${size}`);
+  }
+  if (!(size > 0)) {
+    throw codedError(Error, 'ERR_INTERNAL_ASSERTION', `options.minDHSize is not a positive number: ${size}`);
+  }
+}
 
 // Node 24's client adds a hint to the two chain errors a locally installed
 // root would fix (seen on 24.22; Node 20 has none). The server side's
@@ -201,19 +224,11 @@ function connect(...args) {
   // Anything but false rejects: an explicit undefined, null or 0 (spread over
   // the default above) must not turn verification off. As node:tls.
   options.rejectUnauthorized = options.rejectUnauthorized !== false;
-  // Checked now, as node:tls asserts them (hence its code): a check that is
-  // not a function would otherwise throw from the handshake's listener, out
-  // of reach of the caller, and a minDHSize that is not a number would let
-  // any DH size through.
-  if (typeof options.checkServerIdentity !== 'function') {
-    throw codedError(Error, 'ERR_INTERNAL_ASSERTION', 'options.checkServerIdentity is not a function');
-  }
-  if (typeof options.minDHSize !== 'number') {
-    throw codedError(Error, 'ERR_INTERNAL_ASSERTION', `options.minDHSize is not a number: ${options.minDHSize}`);
-  }
-  if (!(options.minDHSize > 0)) {
-    throw codedError(Error, 'ERR_INTERNAL_ASSERTION', `options.minDHSize is not a positive number: ${options.minDHSize}`);
-  }
+  // Checked now, as node:tls does: a check that is not a function would
+  // otherwise throw from the handshake's listener, out of reach of the
+  // caller, and a minDHSize that is not a number would let any DH size
+  // through.
+  validateConnectChecks(options);
   if (options.signal !== undefined) validateSignal(options.signal);
   if (options.socket) checkTransport(options.socket, 'options.socket');
   // Made by the module's createSecureContext as it is now (programs replace

@@ -589,15 +589,34 @@ describe('impossible options', function () {
   // node:tls asserts these in connect(), before any connection is made. A
   // check that is not a function must not wait for the handshake to throw
   // (from its listener, where nothing catches it and the process ends).
+  // Node 20 asserts them; Node 21 on validates them as arguments, with
+  // node's messages.
   it('connect: checkServerIdentity that is not a function, minDHSize not a positive number: thrown at once', function () {
+    const asserts = Number(process.versions.node.split('.')[0]) < 21;
     for (const checkServerIdentity of [undefined, null, 'x', 42]) {
       assert.throws(() => tlswrap.connect({ port: 1, host: '127.0.0.1', checkServerIdentity }),
-        { name: 'Error', code: 'ERR_INTERNAL_ASSERTION' }, `checkServerIdentity ${checkServerIdentity}`);
+        asserts ? { name: 'Error', code: 'ERR_INTERNAL_ASSERTION' } : {
+          name: 'TypeError',
+          code: 'ERR_INVALID_ARG_TYPE',
+          message: /^The "options\.checkServerIdentity" property must be of type function\. Received /,
+        }, `checkServerIdentity ${checkServerIdentity}`);
     }
-    for (const minDHSize of ['x', 0, -1, NaN]) {
-      assert.throws(() => tlswrap.connect({ port: 1, host: '127.0.0.1', minDHSize }),
-        { name: 'Error', code: 'ERR_INTERNAL_ASSERTION', message: new RegExp(`^options\\.minDHSize is not`) },
-        `minDHSize ${minDHSize}`);
+    for (const [minDHSize, received] of [['x', "type string ('x')"], [0, '0'], [-1, '-1'], [NaN, 'NaN']]) {
+      let expected = { name: 'Error', code: 'ERR_INTERNAL_ASSERTION', message: /^options\.minDHSize is not/ };
+      if (!asserts && typeof minDHSize !== 'number') {
+        expected = {
+          name: 'TypeError',
+          code: 'ERR_INVALID_ARG_TYPE',
+          message: `The "options.minDHSize" property must be of type number. Received ${received}`,
+        };
+      } else if (!asserts) {
+        expected = {
+          name: 'RangeError',
+          code: 'ERR_OUT_OF_RANGE',
+          message: `The value of "options.minDHSize" is out of range. It must be >= 1. Received ${received}`,
+        };
+      }
+      assert.throws(() => tlswrap.connect({ port: 1, host: '127.0.0.1', minDHSize }), expected, `minDHSize ${minDHSize}`);
     }
   });
 });

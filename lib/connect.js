@@ -14,6 +14,7 @@ const { codedError, invalidArgType, outOfRange } = require('./errors');
 const { TLSSocket } = require('./socket');
 const { keyShareHint, rememberKeyShare } = require('./key_share_hint');
 const { resolveSessionCache, sessionKey } = require('./session_cache');
+const { nodeTakesStringSessions, serverIdentity, sessionForReuse } = require('./session_state');
 const { awaitsConnect, checkTransport } = require('./transport');
 
 // [port][, host][, options][, callback] | options[, callback] | path[, options][, callback]
@@ -94,9 +95,7 @@ function onConnectSecure() {
   const pskResumed = !!options.pskCallback && this.isSessionReused() &&
     this._handle.getPeerLeaf() === undefined;
   if (!verifyError && !pskResumed) {
-    const hostname = options.servername || options.host ||
-      (options.socket && options.socket._host) || 'localhost';
-    verifyError = checkIdentity(this, options.checkServerIdentity, hostname);
+    verifyError = checkIdentity(this, options.checkServerIdentity, serverIdentity(options));
   }
   if (verifyError) {
     this.authorized = false;
@@ -241,6 +240,15 @@ function connect(...args) {
   const keyed = !options.secureContext && (create === createSecureContext || cache !== null);
   const optionsKey = keyed ? contextKey(options) : null;
   const context = options.secureContext || clientContext(options, create, createSecureContext, optionsKey);
+
+  // A session kept from node:tls counts only for the name it names.
+  if (typeof options.session === 'string' && nodeTakesStringSessions) {
+    options.session = Buffer.from(options.session, 'latin1');
+  }
+  if (ArrayBuffer.isView(options.session)) {
+    const given = options.session;
+    options.session = sessionForReuse(Buffer.from(given.buffer, given.byteOffset, given.byteLength), options);
+  }
 
   const key = cache === null ? null : sessionKey(options, optionsKey);
   let offered;

@@ -189,7 +189,8 @@ class TLSSocket extends net.Socket {
     } else {
       if (opts.session) {
         // The option reaches node's handle as it is: a Buffer, not the
-        // string setSession() also takes.
+        // string setSession() also takes (connect() converts one where
+        // node:tls's does).
         if (!ArrayBuffer.isView(opts.session)) {
           throw invalidArgType('options.session', ['Buffer', 'TypedArray', 'DataView'], opts.session);
         }

@@ -11,6 +11,7 @@ const { certificateObject } = require('./certificate');
 const { SecureContext, exportedCreateSecureContext } = require('./context');
 const { codedError, invalidArgType, validateInteger } = require('./errors');
 const { addSurface } = require('./net_surface');
+const { sessionForReuse } = require('./session_state');
 const { onTransportConnect } = require('./transport');
 
 // What node's getEphemeralKeyInfo() gives when OpenSSL has no peer key
@@ -117,7 +118,9 @@ class TlsSurface {
   setSession(session) {
     if (typeof session === 'string') session = Buffer.from(session, 'latin1');
     if (!ArrayBuffer.isView(session)) throw invalidArgType('session', ['Buffer', 'TypedArray', 'DataView'], session);
-    if (this._handle !== null) this._handle.setSession(Buffer.from(session.buffer, session.byteOffset, session.byteLength));
+    session = Buffer.from(session.buffer, session.byteOffset, session.byteLength);
+    if (!this._tlsOptions.isServer) session = sessionForReuse(session, this._connectOptions || this._tlsOptions);
+    if (this._handle !== null && session !== undefined) this._handle.setSession(session);
   }
 
   renegotiate(options, callback) {

@@ -550,10 +550,21 @@ describe('impossible options', function () {
   });
 
   it("connect: session of the wrong type throws; bytes that are no session give a full handshake", async function () {
-    for (const session of ['x', 42]) {
-      assert.throws(() => tlswrap.connect({ port: 1, host: '127.0.0.1', session }),
-        { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' }, `session ${session}`);
-    }
+    assert.throws(() => tlswrap.connect({ port: 1, host: '127.0.0.1', session: 42 }),
+      { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' }, 'session 42');
+    // A string: node:tls 24.22 on reads it as latin1 bytes, before it throws.
+    const outcome = (impl) => {
+      try {
+        const socket = impl.connect({ port: 1, host: '127.0.0.1', session: 'x' });
+        socket.on('error', () => {});
+        socket.destroy();
+        return 'taken';
+      } catch (err) {
+        return `${err.name} ${err.code}`;
+      }
+    };
+    assert.match(outcome(tls), /^(taken|TypeError ERR_INVALID_ARG_TYPE)$/);
+    assert.strictEqual(outcome(tlswrap), outcome(tls), 'session x');
     const server = tlswrap.createServer(serverOptions(), (socket) => socket.end('x'));
     const port = await listen(server);
     try {

@@ -50,9 +50,22 @@ async function connectOnce(server, port, extra = {}) {
   return result;
 }
 
-// Where the ticket lies in a session's DER (SSL_SESSION_ASN1: a SEQUENCE
-// whose tlsext_tick is an [10] EXPLICIT OCTET STRING).
-function ticketRange(der) {
+// node:tls 24.22 on hands out a client session as this prefix, a 2-byte
+// length and the server's name, then the DER.
+const nodeSessionPrefix = Buffer.from('\0nodejs:tls:session:1\0', 'latin1');
+function derStart(session) {
+  if (!session.subarray(0, nodeSessionPrefix.length).equals(nodeSessionPrefix)) return 0;
+  return nodeSessionPrefix.length + 2 + session.readUInt16BE(nodeSessionPrefix.length);
+}
+
+// Where the ticket lies in a session (SSL_SESSION_ASN1: a SEQUENCE whose
+// tlsext_tick is an [10] EXPLICIT OCTET STRING), from the session's start.
+function ticketRange(session) {
+  const base = derStart(session);
+  const range = ticketRangeInDER(session.subarray(base));
+  return { start: base + range.start, length: range.length };
+}
+function ticketRangeInDER(der) {
   function header(at) {
     let len = der[at + 1];
     let body = at + 2;
@@ -108,6 +121,37 @@ for (const version of ['TLSv1.2', 'TLSv1.3']) {
       assert.strictEqual(again.reused, true);
       assert.strictEqual(again.serverReused, true);
       assert.strictEqual(again.protocol, version);
+    });
+
+    // node:tls 24.22 on hands out '\0nodejs:tls:session:1\0', the name the
+    // server was verified for (2-byte length) and the DER, and takes such a
+    // session back only for that name. One kept from node:tls resumes here
+    // too, for its name only; before 24.22 node:tls knows no such form.
+    it("a session in node:tls's named form resumes for the name it names, not for another", async function () {
+      const { server, port } = await start();
+      // TLS 1.2's session comes before 'secureConnect', TLS 1.3's after.
+      const c = tls.connect(clientOptions(port));
+      const [kept] = await once(c, 'session');
+      c.end();
+      await once(c, 'close');
+      const prefix = nodeSessionPrefix;
+      const nodeNames = derStart(kept) > 0;
+      if (builtin && !nodeNames) this.skip();
+      let named = kept;
+      if (!nodeNames) {
+        const name = Buffer.from('localhost');
+        const length = Buffer.alloc(2);
+        length.writeUInt16BE(name.length);
+        named = Buffer.concat([prefix, length, name, kept]);
+      }
+      assert.strictEqual((await connectOnce(server, port, { session: named })).reused, true);
+      // 127.0.0.1 is in the certificate too: the connection is verified, a
+      // full handshake.
+      const other = await connectOnce(server, port, { session: named, servername: undefined });
+      assert.deepStrictEqual([other.reused, other.serverReused], [false, false]);
+      if (nodeNames) {
+        assert.strictEqual((await connectOnce(server, port, { session: named.toString('latin1') })).reused, true);
+      }
     });
 
     // Sessions are asked of OpenSSL once a 'session' listener exists. One

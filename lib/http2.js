@@ -426,8 +426,29 @@ function validateSessionOptions(options) {
     throw invalidArgType('options.settings', 'object', options.settings);
   }
   for (const name of ['maxSessionInvalidFrames', 'maxSessionRejectedStreams', 'unknownProtocolTimeout']) {
-    if (options[name] !== undefined) validateInteger(options[name], name, 0, 2 ** 32 - 1);
+    const value = options[name];
+    if (value !== undefined && !(Number.isInteger(value) && value >= 0 && value <= 2 ** 32 - 1)) {
+      validateInteger(value, nodeNamesOptions() ? `options.${name}` : name, 0, 2 ** 32 - 1);
+    }
   }
+}
+
+// Whether node's errors name these "options.<name>" (Node 24) or "<name>"
+// (Node 20): asked of node's connect, only once a value is bad. It throws
+// before making any connection; should it not, its session is closed.
+let namesOptions;
+function nodeNamesOptions() {
+  if (namesOptions === undefined) {
+    namesOptions = false;
+    try {
+      const session = nodeHttp2.connect('https://127.0.0.1:1', { maxSessionInvalidFrames: -1 });
+      session.on('error', () => {});
+      session.destroy();
+    } catch (err) {
+      namesOptions = /"options\.maxSessionInvalidFrames"/.test(err.message);
+    }
+  }
+  return namesOptions;
 }
 
 // (authority[, options][, listener]) as node's connect takes them. An https

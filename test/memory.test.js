@@ -162,7 +162,10 @@ describe('memory of small chunks', function () {
     assert.strictEqual(buffers.size, 1, `${buffers.size} ArrayBuffers for 4 small chunks`);
   });
 
+  // A tlswrap promise: node:tls 24 reads into memory it reuses, and a chunk
+  // detached there breaks its later reads.
   it("detaching a chunk's ArrayBuffer leaves later chunks intact", async function () {
+    if (builtin) this.skip();
     const { server: srv, sock: server, client } = await makePair();
     listening = srv;
     sockets.push(server, client);

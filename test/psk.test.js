@@ -191,7 +191,11 @@ describe('PSK', function () {
       return { data, session, server: verdict };
     }
 
+    // node:tls 24 reports such a client UNABLE_TO_GET_ISSUER_CERT (Node 20
+    // authorizes it); tlswrap keeps Node 20's answer: the server's own
+    // pskCallback accepted the key, which is what authenticates the client.
     it('an external PSK (TLS 1.3, no certificate) authorizes the client', async function () {
+      if (builtin && Number(process.versions.node.split('.')[0]) >= 24) this.skip();
       // The PSK is SHA-256: a server preferring a SHA-384 suite would make
       // it a full handshake with the certificate instead.
       const { server, port } = await start({ minVersion: 'TLSv1.3', ciphers: 'TLS_AES_128_GCM_SHA256' });

@@ -152,8 +152,10 @@ describe('renegotiation (TLS 1.2)', function () {
     it(`client-initiated, tlswrap ${side}: data in order, callback once`, async function () {
       const { port, secured } = await start(serverImpl);
       // node:tls clients of Node 24 call back from renegotiate() without
-      // sending a ClientHello, so there a tlswrap client drives the server.
+      // sending a ClientHello, so there a tlswrap client drives the server
+      // (and against node:tls alone there is nothing to test).
       const nodeMajor = Number(process.versions.node.split('.')[0]);
+      if (require('./common').builtin && nodeMajor >= 24) this.skip();
       const renegotiator = side === 'server' && nodeMajor >= 24 ? tlswrap : clientImpl;
       const client = connect(renegotiator, await viaProxy(port));
       client.resume();

@@ -4,11 +4,12 @@
 // wire-format buffer) to the length-prefixed wire format OpenSSL takes.
 
 const { codedError, invalidArgType } = require('./errors');
+const { bufferOf } = require('./bytes');
 
 function toWire(protocols) {
   const parts = protocols.map((p, i) => {
     if (typeof p === 'string') return Buffer.from(p);
-    if (ArrayBuffer.isView(p)) return Buffer.from(p.buffer, p.byteOffset, p.byteLength);
+    if (ArrayBuffer.isView(p)) return bufferOf(p);
     throw invalidArgType(`protocols[${i}]`, ['string', 'Buffer', 'TypedArray', 'DataView'], p);
   });
   parts.forEach((part, i) => {

@@ -11,6 +11,7 @@ const nodeTls = require('node:tls');
 const { X509Certificate } = require('node:crypto');
 const { codedError, invalidArgType } = require('./errors');
 const { hasFlag } = require('./cli_flags');
+const { bufferOf } = require('./bytes');
 
 const pemBlock = /^-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/gm;
 
@@ -127,7 +128,7 @@ function setDefaultCACertificates(certs) {
   // One certificate per entry, duplicates once, as node reads them.
   const pems = [];
   for (const one of certs) {
-    const text = typeof one === 'string' ? one : Buffer.from(one.buffer, one.byteOffset, one.byteLength).toString('latin1');
+    const text = typeof one === 'string' ? one : bufferOf(one).toString('latin1');
     const first = text.match(pemBlock);
     const pem = first && normalized(first[0]);
     if (pem !== null && !pems.includes(pem)) pems.push(pem);

@@ -16,6 +16,7 @@ const { keyShareHint, rememberKeyShare } = require('./key_share_hint');
 const { resolveSessionCache, sessionKey } = require('./session_cache');
 const { nodeTakesStringSessions, serverIdentity, sessionForReuse } = require('./session_state');
 const { awaitsConnect, checkTransport } = require('./transport');
+const { bufferOf } = require('./bytes');
 
 // [port][, host][, options][, callback] | options[, callback] | path[, options][, callback]
 function normalizeConnectArgs(args) {
@@ -247,7 +248,7 @@ function connect(...args) {
   }
   if (ArrayBuffer.isView(options.session)) {
     const given = options.session;
-    options.session = sessionForReuse(Buffer.from(given.buffer, given.byteOffset, given.byteLength), options);
+    options.session = sessionForReuse(bufferOf(given), options);
   }
 
   const key = cache === null ? null : sessionKey(options, optionsKey);

@@ -7,6 +7,7 @@
 const nodeTls = require('node:tls');
 const { inspect } = require('node:util');
 const binding = require('./binding');
+const { bufferOf } = require('./bytes');
 const { defaultStore } = require('./ca');
 const defaults = require('./defaults');
 const { codedError, invalidArgInstance, invalidArgType, validateInteger } = require('./errors');
@@ -90,9 +91,22 @@ function checkEngineOptions(options, key) {
   }
 }
 
+// Session ticket keys: one key of 48 bytes, as node:tls takes, or several,
+// newest first (a fleet sharing and rotating them). `name` as node's errors
+// call it.
+function ticketKeysBuffer(keys, name) {
+  if (!ArrayBuffer.isView(keys)) throw invalidArgType(name, ['Buffer', 'TypedArray', 'DataView'], keys);
+  if (keys.byteLength === 0 || keys.byteLength % 48 !== 0) {
+    throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE',
+                     `The ${name.includes('.') ? 'property' : 'argument'} '${name}' must be exactly 48 bytes ` +
+                     `(or a multiple of 48: several keys, newest first). Received ${keys.byteLength}`);
+  }
+  return bufferOf(keys);
+}
+
 function asPem(value) {
   if (typeof value === 'string' || Buffer.isBuffer(value)) return value;
-  return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  return bufferOf(value);
 }
 
 class SecureContext {
@@ -249,16 +263,7 @@ function configure(sc, options) {
     context.setSigalgs(sigalgs);
   }
   if (ticketKeys !== undefined && ticketKeys !== null) {
-    if (!ArrayBuffer.isView(ticketKeys)) {
-      throw invalidArgType('options.ticketKeys', ['Buffer', 'TypedArray', 'DataView'], ticketKeys);
-    }
-    // One key (node:tls) or several, newest first.
-    if (ticketKeys.byteLength === 0 || ticketKeys.byteLength % 48 !== 0) {
-      throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE',
-                       "The property 'options.ticketKeys' must be exactly 48 bytes " +
-                       `(or a multiple of 48: several keys, newest first). Received ${ticketKeys.byteLength}`);
-    }
-    context.setTicketKeys(asPem(ticketKeys));
+    context.setTicketKeys(ticketKeysBuffer(ticketKeys, 'options.ticketKeys'));
   }
   const rotation = options.ticketKeyRotation;
   if (rotation !== undefined) {
@@ -385,4 +390,5 @@ module.exports = {
   exportedCreateSecureContext,
   nativeContext,
   sniContext,
+  ticketKeysBuffer,
 };

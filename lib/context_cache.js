@@ -24,6 +24,7 @@ const crypto = require('node:crypto');
 const { defaultStore } = require('./ca');
 const defaults = require('./defaults');
 const { identity } = require('./identity');
+const { bufferOf } = require('./bytes');
 
 const MAX_CONTEXTS = 64;
 
@@ -60,7 +61,7 @@ const sha256 = typeof crypto.hash === 'function' ?
 const SMALL = 1024;
 const viewDigests = new WeakMap(); // view -> { copy, digest }
 function viewToken(view) {
-  const bytes = Buffer.from(view.buffer, view.byteOffset, view.byteLength);
+  const bytes = bufferOf(view);
   if (bytes.length <= SMALL) return `B${sha256(bytes)}`;
   let seen = viewDigests.get(view);
   if (seen === undefined || !seen.copy.equals(bytes)) {

@@ -12,6 +12,7 @@ const { sniContext } = require('./context');
 const { codedError } = require('./errors');
 const { addSurface } = require('./net_surface');
 const { requestOCSP } = require('./ocsp');
+const { bufferOf } = require('./bytes');
 
 class HandshakeEvents {
   _onHandshakeStart() {
@@ -162,7 +163,7 @@ class HandshakeEvents {
       // Any ArrayBufferView is a session, as node:tls reads it; anything
       // else means "not found" (a full handshake), never a throw into the
       // application's store code.
-      const der = ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : null;
+      const der = ArrayBuffer.isView(data) ? bufferOf(data) : null;
       handle.loadSession(der);
     };
     // Without a listener (removed after the connection came) nobody answers.

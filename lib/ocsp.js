@@ -6,6 +6,7 @@
 // 'secureConnect'; enableTrace prints OpenSSL's SSL_trace to stderr.
 
 const { codedError, invalidArgType } = require('./errors');
+const { bufferOf } = require('./bytes');
 
 // node reads --trace-tls through its own option parser; a bare boolean flag,
 // from NODE_OPTIONS or the command line.
@@ -78,7 +79,7 @@ function requestOCSP(socket, handle, native, ocspRequested) {
       if (!ArrayBuffer.isView(response)) {
         throw codedError(TypeError, 'ERR_INVALID_ARG_TYPE', 'OCSP response must be a buffer');
       }
-      handle.setOCSPResponse(Buffer.from(response.buffer, response.byteOffset, response.byteLength));
+      handle.setOCSPResponse(bufferOf(response));
     }
     done();
   };

@@ -9,7 +9,7 @@ const net = require('node:net');
 const nodeTls = require('node:tls');
 const { deprecate } = require('node:util');
 const { convertALPNProtocols } = require('./alpn');
-const { SecureContext, exportedCreateSecureContext } = require('./context');
+const { SecureContext, exportedCreateSecureContext, ticketKeysBuffer } = require('./context');
 const { codedError, invalidArgType } = require('./errors');
 const { TLSSocket } = require('./socket');
 const { validateServerPsk } = require('./psk');
@@ -205,17 +205,9 @@ class Server extends net.Server {
     return this._sharedCreds.context.getTicketKeys();
   }
 
+  // Automatic rotation stops once keys are set.
   setTicketKeys(keys) {
-    if (!ArrayBuffer.isView(keys)) throw invalidArgType('keys', ['Buffer', 'TypedArray', 'DataView'], keys);
-    // 48 bytes as node:tls takes, or several keys newest first (a fleet
-    // sharing and rotating them); automatic rotation stops either way.
-    if (keys.byteLength === 0 || keys.byteLength % 48 !== 0) {
-      throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE', "The argument 'keys' must be exactly 48 bytes " +
-                       '(or a multiple of 48: several keys, newest first)');
-    }
-    // The binding reads a Buffer: a DataView or another view is passed as
-    // one over the same bytes.
-    this._sharedCreds.context.setTicketKeys(Buffer.from(keys.buffer, keys.byteOffset, keys.byteLength));
+    this._sharedCreds.context.setTicketKeys(ticketKeysBuffer(keys, 'keys'));
   }
 
   // Node's pre-getTicketKeys() spelling, kept by node:tls.

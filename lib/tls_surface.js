@@ -13,6 +13,7 @@ const { codedError, invalidArgType, validateInteger } = require('./errors');
 const { addSurface } = require('./net_surface');
 const { sessionForReuse } = require('./session_state');
 const { onTransportConnect } = require('./transport');
+const { bufferOf } = require('./bytes');
 
 // What node's getEphemeralKeyInfo() gives when OpenSSL has no peer key
 // object (RSA key exchange, a resumed TLS 1.2 connection, OpenSSL 3.5's
@@ -90,7 +91,7 @@ class TlsSurface {
       throw codedError(Error, 'ERR_TLS_INVALID_STATE', 'TLS socket connection must be securely established');
     }
     if (this._handle === null) throw codedError(Error, 'ERR_SOCKET_CLOSED', 'Socket is closed');
-    const ctx = context === undefined ? undefined : Buffer.from(context.buffer, context.byteOffset, context.byteLength);
+    const ctx = context === undefined ? undefined : bufferOf(context);
     return this._handle.exportKeyingMaterial(length, label, ctx);
   }
 
@@ -118,7 +119,7 @@ class TlsSurface {
   setSession(session) {
     if (typeof session === 'string') session = Buffer.from(session, 'latin1');
     if (!ArrayBuffer.isView(session)) throw invalidArgType('session', ['Buffer', 'TypedArray', 'DataView'], session);
-    session = Buffer.from(session.buffer, session.byteOffset, session.byteLength);
+    session = bufferOf(session);
     if (!this._tlsOptions.isServer) session = sessionForReuse(session, this._connectOptions || this._tlsOptions);
     if (this._handle !== null && session !== undefined) this._handle.setSession(session);
   }

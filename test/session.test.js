@@ -152,6 +152,24 @@ for (const version of ['TLSv1.2', 'TLSv1.3']) {
       if (nodeNames) {
         assert.strictEqual((await connectOnce(server, port, { session: named.toString('latin1') })).reused, true);
       }
+      // Cut short, or with a name longer than what follows: no session, a
+      // full handshake, nothing thrown. setSession() reads the form too.
+      const nameEnd = derStart(named);
+      for (const broken of [named.subarray(0, nameEnd - 1), named.subarray(0, prefix.length + 1),
+        Buffer.concat([prefix, Buffer.from([0xff, 0xff]), Buffer.from('localhost')])]) {
+        const r = await connectOnce(server, port, { session: broken });
+        assert.deepStrictEqual([r.reused, r.serverReused], [false, false]);
+      }
+      const viaSetter = await new Promise((resolve, reject) => {
+        const c = tlswrap.connect(clientOptions(port));
+        c.setSession(named);
+        c.on('error', reject);
+        c.on('secureConnect', () => {
+          resolve(c.isSessionReused());
+          c.destroy();
+        });
+      });
+      assert.strictEqual(viaSetter, true);
     });
 
     // Sessions are asked of OpenSSL once a 'session' listener exists. One

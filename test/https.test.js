@@ -14,7 +14,10 @@ const path = require('node:path');
 const { builtin, fixtures, tlswrap, serverOptions, listen, closeServer, peerEnv } = require('./common');
 
 const https = builtin ? require('node:https') : require('tlswrap/https');
-const nodeMajor = Number(process.versions.node.split('.')[0]);
+// Whether node:https's Agent gives a request with its own checkServerIdentity
+// a socket of its own (24.22, 22.23 on).
+const nodeSeparatesChecks = /kPerRequestCheckServerIdentity/.test(
+  Function.prototype.toString.call(require('node:https').Agent.prototype.getName));
 
 // A GET/POST through `https.request`, resolving with the response, its body
 // as text, and the request (for req.socket / req.reusedSocket).
@@ -281,7 +284,7 @@ describe('https', function () {
   });
 
   it('a request with its own checkServerIdentity gets a socket of its own', async function () {
-    if (builtin && nodeMajor < 24) this.skip(); // node:https before 24 shares the pooled socket
+    if (builtin && !nodeSeparatesChecks) this.skip(); // older node:https shares the pooled socket
     const { port } = await start({}, (req, res) => res.end('ok'));
     const keepAlive = agent({ keepAlive: true, maxSockets: 1 });
     const first = await fetch(port, { agent: keepAlive });
@@ -300,9 +303,10 @@ describe('https', function () {
   // requests share keep-alive sockets and resume sessions, apart from
   // requests checked by any other function.
   it('requests with the same checkServerIdentity function share the pooled socket and the sessions', async function () {
-    // node:https from 24 gives each such request a socket of its own, even
-    // for the same function (before 24 it pools them with every other).
-    if (builtin && nodeMajor >= 24) this.skip();
+    // node:https from 24.22 and 22.23 gives each such request a socket of its
+    // own, even for the same function (before, it pools them with every
+    // other).
+    if (builtin && nodeSeparatesChecks) this.skip();
     const { port } = await start({}, (req, res) => res.end('ok'));
     const keepAlive = agent({ keepAlive: true, maxSockets: 1 });
     let checked = 0;

@@ -6,6 +6,7 @@
 
 const net = require('node:net');
 const nodeTls = require('node:tls');
+const { inspect } = require('node:util');
 const defaults = require('./defaults');
 const { createSecureContext, currentCheckServerIdentity, currentCreateSecureContext } = require('./context');
 const { clientContext, contextKey } = require('./context_cache');
@@ -40,6 +41,11 @@ function normalizeConnectArgs(args) {
 }
 
 let warnedAllowUnauthorized = false;
+
+// RFC 6066 forbids an IP address as the server name: node:tls sent one with
+// a warning (DEP0123) until it refused it (Node 26), in these words.
+const refusesIpServername = Function.prototype.toString.call(nodeTls.connect)
+  .includes('Setting the TLS ServerName to an IP address is not permitted.');
 
 // Node 20 asserts these (hence its code); Node 21 on validates them as
 // arguments.
@@ -241,6 +247,10 @@ function connect(...args) {
   const keyed = !options.secureContext && (create === createSecureContext || cache !== null);
   const optionsKey = keyed ? contextKey(options) : null;
   const context = options.secureContext || clientContext(options, create, createSecureContext, optionsKey);
+  if (refusesIpServername && options.servername && net.isIP(options.servername)) {
+    throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE', "The property 'options.servername' Setting the TLS " +
+                     `ServerName to an IP address is not permitted.. Received ${inspect(options.servername)}`);
+  }
 
   // A session kept from node:tls counts only for the name it names.
   if (typeof options.session === 'string' && nodeTakesStringSessions) {

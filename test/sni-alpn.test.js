@@ -206,9 +206,29 @@ describe('SNI', function () {
 });
 
 describe('SNI: an IP address as the servername', function () {
-  // RFC 6066 forbids it; node:tls sends it anyway and warns once per process
-  // (DEP0123). In a child, for the once.
-  it('is sent, with one DEP0123 warning per process', async function () {
+  // RFC 6066 forbids it. node:tls sent it anyway with a warning once per
+  // process (DEP0123), until Node 26 refused it.
+  const nodeRefuses = Function.prototype.toString.call(require('node:tls').connect)
+    .includes('Setting the TLS ServerName to an IP address is not permitted.');
+
+  it('refused by connect() as node:tls refuses it, where it does', function () {
+    if (!nodeRefuses) this.skip();
+    const thrown = (impl) => {
+      try {
+        impl.connect({ port: 1, host: '127.0.0.1', servername: '127.0.0.1' }).destroy();
+      } catch (err) {
+        return { name: err.name, code: err.code, message: err.message };
+      }
+      return 'no throw';
+    };
+    const expected = thrown(require('node:tls'));
+    assert.strictEqual(expected.code, 'ERR_INVALID_ARG_VALUE');
+    assert.deepStrictEqual(thrown(tlswrap), expected);
+  });
+
+  // In a child, for the once.
+  it('is sent, with one DEP0123 warning per process, where node:tls sends it', async function () {
+    if (nodeRefuses) this.skip();
     const { runChild, describeExit } = require('./run-child');
     const run = await runChild('ip-servername.js');
     assert.ok(run.code === 0 && run.result, describeExit(run));

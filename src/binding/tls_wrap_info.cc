@@ -349,6 +349,9 @@ Napi::Value TLSWrap::GetEphemeralKeyInfo(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (dead() || engine_->is_server()) return env.Null();
   Napi::Object out = Napi::Object::New(env);
+  // Before the handshake has a session, OpenSSL 3.0's group query reads
+  // through the missing session (a crash): nothing is known yet.
+  if (SSL_get_session(ssl()) == nullptr) return out;
   EVP_PKEY* key = nullptr;
   if (SSL_get_peer_tmp_key(ssl(), &key) != 1 || key == nullptr) {
     // Groups with no key object of their own (OpenSSL 3.5's hybrid ML-KEM

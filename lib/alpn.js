@@ -3,6 +3,7 @@
 // ALPN protocol lists: what users pass (an array of strings or Buffers, or a
 // wire-format buffer) to the length-prefixed wire format OpenSSL takes.
 
+const { inspect } = require('node:util');
 const { codedError, invalidArgType } = require('./errors');
 const { bufferOf } = require('./bytes');
 
@@ -13,6 +14,7 @@ function toWire(protocols) {
     throw invalidArgType(`protocols[${i}]`, ['string', 'Buffer', 'TypedArray', 'DataView'], p);
   });
   parts.forEach((part, i) => {
+    if (part.length === 0) throw invalidArgValue(`protocols[${i}]`, protocols[i], 'must be a non-empty string');
     if (part.length > 255) {
       throw codedError(RangeError, 'ERR_OUT_OF_RANGE',
                        `The byte length of the protocol at index ${i} exceeds the maximum length. ` +
@@ -29,13 +31,32 @@ function toWire(protocols) {
   return out;
 }
 
-// Mirrors node:tls: arrays and byte views are taken, anything else ignored.
+// node's ERR_INVALID_ARG_VALUE.
+function invalidArgValue(name, value, reason) {
+  let shown = inspect(value);
+  if (shown.length > 128) shown = `${shown.slice(0, 128)}...`;
+  return codedError(TypeError, 'ERR_INVALID_ARG_VALUE',
+                    `The ${name.includes('.') ? 'property' : 'argument'} '${name}' ${reason}. Received ${shown}`);
+}
+
+// A list already in wire format must be one: OpenSSL would refuse it later
+// (node:tls before 24 aborts the process on it). Empty means no ALPN.
+function checkWire(wire) {
+  for (let at = 0; at < wire.length; at += 1 + wire[at]) {
+    if (wire[at] === 0) throw invalidArgValue('ALPNProtocols', wire, 'must not contain zero-length protocol');
+    if (at + 1 + wire[at] > wire.length) throw invalidArgValue('ALPNProtocols', wire, 'contains truncated protocol');
+  }
+  return wire;
+}
+
+// Mirrors node:tls: arrays and byte views are taken (copied), anything else
+// ignored.
 function convertALPNProtocols(protocols, out) {
   if (Array.isArray(protocols)) {
     out.ALPNProtocols = toWire(protocols);
   } else if (ArrayBuffer.isView(protocols)) {
-    out.ALPNProtocols = Buffer.from(protocols.buffer.slice(protocols.byteOffset,
-                                                           protocols.byteOffset + protocols.byteLength));
+    out.ALPNProtocols = checkWire(Buffer.from(protocols.buffer.slice(protocols.byteOffset,
+                                                                     protocols.byteOffset + protocols.byteLength)));
   }
 }
 

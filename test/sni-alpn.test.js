@@ -5,7 +5,8 @@
 
 const assert = require('node:assert');
 const { once } = require('node:events');
-const { fixtures, tlswrap, serverOptions, listen, closeServer } = require('./common');
+const tls = require('node:tls');
+const { builtin, fixtures, tlswrap, serverOptions, listen, closeServer } = require('./common');
 
 const otherOptions = { key: fixtures.otherKey, cert: fixtures.otherCert };
 
@@ -242,6 +243,26 @@ describe('SNI: an IP address as the servername', function () {
 
 describe('ALPN', function () {
   const wire = (...names) => Buffer.concat(names.map((n) => Buffer.concat([Buffer.from([n.length]), Buffer.from(n)])));
+
+  // node:tls 24 refuses these in node's words; before, its handle aborts the
+  // process on them (so under builtin this runs only where node checks).
+  it('a malformed list throws ERR_INVALID_ARG_VALUE: empty name, zero-length or truncated wire entry', function () {
+    const nodeChecks = /validateALPNBuffer/.test(Function.prototype.toString.call(tls.convertALPNProtocols));
+    if (builtin && !nodeChecks) this.skip();
+    const cases = [
+      [['', 'h2'], "The argument 'protocols[0]' must be a non-empty string. Received ''"],
+      [Buffer.from('x'), "The argument 'ALPNProtocols' contains truncated protocol. Received <Buffer 78>"],
+      [new Uint8Array([2, 104, 50, 0]), "The argument 'ALPNProtocols' must not contain zero-length protocol. " +
+        'Received <Buffer 02 68 32 00>'],
+      [new DataView(new ArrayBuffer(1)), "The argument 'ALPNProtocols' must not contain zero-length protocol. " +
+        'Received <Buffer 00>'],
+    ];
+    for (const [ALPNProtocols, message] of cases) {
+      const expected = { name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE', message };
+      assert.throws(() => tlswrap.connect({ port: 1, host: '127.0.0.1', ALPNProtocols }), expected);
+      assert.throws(() => tlswrap.createServer(serverOptions({ ALPNProtocols })), expected);
+    }
+  });
 
   it('arrays of strings: the server picks its first match among the client\'s offers', async function () {
     const r = await handshake(serverOptions({ ALPNProtocols: ['h2', 'http/1.1'] }),

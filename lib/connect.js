@@ -235,7 +235,8 @@ function connect(...args) {
   // caller, and a minDHSize that is not a number would let any DH size
   // through.
   validateConnectChecks(options);
-  if (options.signal !== undefined) validateSignal(options.signal);
+  // As net.Socket: a falsy signal is none.
+  if (options.signal) validateSignal(options.signal);
   if (options.socket) checkTransport(options.socket, 'options.socket');
   // Made by the module's createSecureContext as it is now (programs replace
   // it), shared with earlier calls of equal context options where it is
@@ -304,7 +305,7 @@ function connect(...args) {
   });
   socket._attach(transport, !options.socket);
   socket._connectOptions = options;
-  if (options.signal !== undefined) addAbortSignal(socket, options.signal);
+  if (options.signal) addAbortSignal(socket, options.signal);
   if (options.timeout) socket.setTimeout(options.timeout);
   if (cb) socket.once('secureConnect', cb);
   socket.on('secure', onConnectSecure);

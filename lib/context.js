@@ -4,6 +4,7 @@
 // checks and their error codes follow node:tls, since that is what callers
 // catch on.
 
+const { constants: { SSL_OP_CIPHER_SERVER_PREFERENCE } } = require('node:crypto');
 const nodeTls = require('node:tls');
 const { inspect } = require('node:util');
 const binding = require('./binding');
@@ -41,12 +42,22 @@ for (const version of ['SSLv2', 'SSLv3']) {
   for (const kind of ['', '_client', '_server']) disabledProtocols[`${version}${kind}_method`] = version;
 }
 
+// node's %j in its error messages.
+function asJson(value) {
+  try {
+    const text = JSON.stringify(value);
+    return text === undefined ? 'undefined' : text;
+  } catch {
+    return '[Circular]';
+  }
+}
+
 function toVersion(which, value, fallback) {
-  if (value === undefined) value = fallback;
-  const v = protocolVersions[value];
+  if (value === undefined || value === null) value = fallback;
+  const v = typeof value === 'string' && Object.hasOwn(protocolVersions, value) ? protocolVersions[value] : undefined;
   if (v === undefined) {
     throw codedError(TypeError, 'ERR_TLS_INVALID_PROTOCOL_VERSION',
-                     `"${value}" is not a valid ${which} TLS protocol version`);
+                     `${asJson(value)} is not a valid ${which} TLS protocol version`);
   }
   return v;
 }
@@ -118,14 +129,14 @@ class SecureContext {
 
     let min;
     let max;
-    if (secureProtocol !== undefined) {
-      if (typeof secureProtocol !== 'string') {
-        throw invalidArgType('options.secureProtocol', 'string', secureProtocol);
-      }
-      if (minVersion !== undefined || maxVersion !== undefined) {
-        throw codedError(TypeError, 'ERR_TLS_PROTOCOL_VERSION_CONFLICT',
-                         `TLS protocol version ${minVersion || maxVersion} conflicts with secureProtocol ${secureProtocol}`);
-      }
+    // As node: a secureProtocol that is not a string names no method (the
+    // versions decide), after the conflict check, which a falsy one skips.
+    if (secureProtocol && (minVersion != null || maxVersion != null)) {
+      throw codedError(TypeError, 'ERR_TLS_PROTOCOL_VERSION_CONFLICT',
+                       `TLS protocol version ${asJson(minVersion != null ? minVersion : maxVersion)} ` +
+                       `conflicts with secureProtocol ${asJson(secureProtocol)}`);
+    }
+    if (typeof secureProtocol === 'string') {
       if (disabledProtocols[secureProtocol]) {
         throw codedError(TypeError, 'ERR_TLS_INVALID_PROTOCOL_METHOD',
                          `${disabledProtocols[secureProtocol]} methods disabled`);
@@ -145,9 +156,19 @@ class SecureContext {
     this._max = max;
     context.setMinProto(min);
     context.setMaxProto(max);
-    if (secureOptions) {
-      if (typeof secureOptions !== 'number') throw invalidArgType('options.secureOptions', 'number', secureOptions);
-      context.setOptions(secureOptions);
+    // As node's createSecureContext: honorCipherOrder is one more option
+    // bit (a value that is no number becomes that bit alone), and the
+    // result must be a safe integer. Unlike node's `|=`, bits above 31
+    // survive, and bit 31 does not turn the value negative.
+    let flags = secureOptions;
+    if (options.honorCipherOrder) {
+      flags = Number.isSafeInteger(secureOptions) && secureOptions >= 0 ?
+        Number(BigInt(secureOptions) | BigInt(SSL_OP_CIPHER_SERVER_PREFERENCE)) :
+        secureOptions | SSL_OP_CIPHER_SERVER_PREFERENCE;
+    }
+    if (flags) {
+      validateInteger(flags, 'secureOptions', Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+      context.setOptions(flags);
     }
   }
 }
@@ -290,7 +311,6 @@ function configure(sc, options) {
     }
     context.setSessionCacheSize(sessionCacheSize);
   }
-  if (options.honorCipherOrder) context.setOptions(SSL_OP_CIPHER_SERVER_PREFERENCE);
   if (compress !== null) context.compressCertificates();
 }
 
@@ -327,11 +347,10 @@ function certificateCompression(value, maxVersion) {
   return codes;
 }
 
-// From OpenSSL's ssl.h (also in require('node:crypto').constants).
-const SSL_OP_CIPHER_SERVER_PREFERENCE = require('node:crypto').constants.SSL_OP_CIPHER_SERVER_PREFERENCE;
 
 function createSecureContext(options) {
-  if (options === undefined || options === null) options = {};
+  // As node's: no options (any falsy value) is {}.
+  if (!options) options = {};
   else if (typeof options !== 'object') throw invalidArgType('options', 'Object', options);
   const sc = new SecureContext(options);
   configure(sc, options);

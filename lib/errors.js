@@ -69,9 +69,19 @@ function invalidArgInstance(name, ctor, value) {
                     `The "${name}" ${what} must be an instance of ${ctor}.${describe(value)}`);
 }
 
+// node writes integers beyond 2**32 with '_' between thousands.
+function withSeparators(digits) {
+  const sign = digits[0] === '-' ? '-' : '';
+  let rest = sign ? digits.slice(1) : digits;
+  let out = '';
+  for (; rest.length > 3; rest = rest.slice(0, -3)) out = `_${rest.slice(-3)}${out}`;
+  return `${sign}${rest}${out}`;
+}
+
 function outOfRange(name, range, value) {
+  const received = Number.isInteger(value) && Math.abs(value) > 2 ** 32 ? withSeparators(String(value)) : inspect(value);
   return codedError(RangeError, 'ERR_OUT_OF_RANGE',
-                    `The value of "${name}" is out of range. It must be ${range}. Received ${inspect(value)}`);
+                    `The value of "${name}" is out of range. It must be ${range}. Received ${received}`);
 }
 
 // node's validateInt32 / validateUint32.

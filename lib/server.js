@@ -129,11 +129,12 @@ class Server extends net.Server {
     this._enableTrace = options.enableTrace;
     if (options.sessionTimeout) this.sessionTimeout = options.sessionTimeout;
     if (options.ALPNProtocols) convertALPNProtocols(options.ALPNProtocols, this);
-    if (options.SNICallback !== undefined && typeof options.SNICallback !== 'function') {
+    // As node's: a falsy SNICallback or handshakeTimeout is none.
+    if (options.SNICallback && typeof options.SNICallback !== 'function') {
       throw invalidArgType('options.SNICallback', 'function', options.SNICallback);
     }
-    this._SNICallback = options.SNICallback;
-    if (options.ALPNCallback !== undefined) {
+    this._SNICallback = options.SNICallback || undefined;
+    if (options.ALPNCallback) {
       if (typeof options.ALPNCallback !== 'function') {
         throw invalidArgType('options.ALPNCallback', 'Function', options.ALPNCallback);
       }
@@ -142,8 +143,8 @@ class Server extends net.Server {
                          'The ALPNCallback and ALPNProtocols TLS options are mutually exclusive');
       }
     }
-    this._ALPNCallback = options.ALPNCallback;
-    const handshakeTimeout = options.handshakeTimeout === undefined ? 120 * 1000 : options.handshakeTimeout;
+    this._ALPNCallback = options.ALPNCallback || undefined;
+    const handshakeTimeout = options.handshakeTimeout || 120 * 1000;
     if (typeof handshakeTimeout !== 'number') {
       throw invalidArgType('options.handshakeTimeout', 'number', options.handshakeTimeout);
     }
@@ -164,21 +165,22 @@ class Server extends net.Server {
     if (options.pskIdentityHint) this._pskIdentityHint = options.pskIdentityHint;
     const sessionIdContext = options.sessionIdContext ||
       crypto.createHash('sha1').update(process.argv.join(' ')).digest('hex').slice(0, 32);
+    // As node's server: a falsy value of these is no value.
     this._sharedCreds = exportedCreateSecureContext({
-      pfx: options.pfx,
-      key: options.key,
-      passphrase: options.passphrase,
-      cert: options.cert,
-      ca: options.ca,
-      ciphers: options.ciphers,
+      pfx: options.pfx || undefined,
+      key: options.key || undefined,
+      passphrase: options.passphrase || undefined,
+      cert: options.cert || undefined,
+      ca: options.ca || undefined,
+      ciphers: options.ciphers || undefined,
       ecdhCurve: options.ecdhCurve,
       dhparam: options.dhparam || undefined,
-      minVersion: options.minVersion,
-      maxVersion: options.maxVersion,
-      secureProtocol: options.secureProtocol,
-      secureOptions: options.secureOptions,
+      minVersion: options.minVersion || undefined,
+      maxVersion: options.maxVersion || undefined,
+      secureProtocol: options.secureProtocol || undefined,
+      secureOptions: options.secureOptions || undefined,
       honorCipherOrder: options.honorCipherOrder === undefined ? true : !!options.honorCipherOrder,
-      crl: options.crl,
+      crl: options.crl || undefined,
       sigalgs: options.sigalgs,
       sessionIdContext,
       sessionTimeout: this.sessionTimeout,
@@ -186,7 +188,7 @@ class Server extends net.Server {
       ticketKeyRotation: options.ticketKeyRotation,
       sessionCacheSize: options.sessionCacheSize,
       certificateCompression: options.certificateCompression,
-      clientCertEngine: options.clientCertEngine,
+      clientCertEngine: options.clientCertEngine || undefined,
       privateKeyEngine: options.privateKeyEngine,
       privateKeyIdentifier: options.privateKeyIdentifier,
     });

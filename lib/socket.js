@@ -97,8 +97,8 @@ function emitCloseNT(socket, hadError) {
 
 class TLSSocket extends net.Socket {
   constructor(socket, options) {
-    const opts = options === undefined ? {} : options;
-    if (opts === null || typeof opts !== 'object') throw invalidArgType('options', 'Object', options);
+    // As node:tls's: options that are no object are none.
+    const opts = options !== null && typeof options === 'object' ? options : {};
     if (socket) checkTransport(socket, 'socket');
     const enableTrace = traceOption(opts.enableTrace);
     // As node:tls: with a socket given, its allowHalfOpen, never the option.
@@ -176,7 +176,7 @@ class TLSSocket extends net.Socket {
     convertALPNProtocols(opts.ALPNProtocols, alpn);
     if (alpn.ALPNProtocols) {
       handle.setALPNProtocols(alpn.ALPNProtocols);
-    } else if (opts.ALPNProtocols !== undefined && opts.ALPNProtocols !== null && !opts.isServer) {
+    } else if (opts.ALPNProtocols && !opts.isServer) {
       throw invalidArgType('options.ALPNProtocols', ['Array', 'Buffer', 'TypedArray', 'DataView'], opts.ALPNProtocols);
     }
     if (enableTrace) handle.enableTrace();

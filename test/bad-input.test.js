@@ -483,6 +483,54 @@ describe('impossible options', function () {
     }
   });
 
+  // node:tls reads a falsy value of most options as no value, checks the
+  // rest with the errors below; config-driven programs pass null and ''.
+  it("falsy options are no options, and the version and secureOptions checks are node:tls's, word for word", function () {
+    const net = require('node:net');
+    const { key, cert } = serverOptions();
+    const outcome = (make) => {
+      try {
+        const made = make();
+        if (made && typeof made.destroy === 'function') {
+          made.on('error', () => {});
+          made.destroy();
+        } else if (made instanceof net.Server) {
+          made.close();
+        }
+        return 'ok';
+      } catch (err) {
+        return `${err.name} ${err.code} ${err.message}`;
+      }
+    };
+    const cases = {
+      'createSecureContext(false)': (t) => t.createSecureContext(false),
+      "createSecureContext('')": (t) => t.createSecureContext(''),
+      'minVersion null': (t) => t.createSecureContext({ minVersion: null, maxVersion: null }),
+      'minVersion -1': (t) => t.createSecureContext({ minVersion: -1 }),
+      'maxVersion {}': (t) => t.createSecureContext({ maxVersion: {} }),
+      "minVersion 'TLSv9'": (t) => t.createSecureContext({ minVersion: 'TLSv9' }),
+      'secureProtocol null': (t) => t.createSecureContext({ secureProtocol: null }),
+      'secureProtocol {}': (t) => t.createSecureContext({ secureProtocol: {} }),
+      "secureProtocol ''": (t) => t.createSecureContext({ secureProtocol: '' }),
+      'secureProtocol and minVersion': (t) => t.createSecureContext({ secureProtocol: 'TLSv1_2_method', minVersion: 'TLSv1.2' }),
+      'secureOptions 1.5': (t) => t.createSecureContext({ secureOptions: 1.5 }),
+      'secureOptions 2**53': (t) => t.createSecureContext({ secureOptions: 2 ** 53 }),
+      "secureOptions 'x'": (t) => t.createSecureContext({ secureOptions: 'x' }),
+      "secureOptions 'x', honorCipherOrder": (t) => t.createSecureContext({ secureOptions: 'x', honorCipherOrder: true }),
+      'server, falsy options': (t) => t.createServer({
+        key, cert, ciphers: false, minVersion: 0, maxVersion: '', secureProtocol: '', crl: 0, ca: '', dhparam: null,
+        SNICallback: null, handshakeTimeout: null, ALPNCallback: null, secureOptions: NaN,
+      }),
+      'connect, falsy signal and ALPNProtocols': (t) => t.connect({
+        port: 1, host: '127.0.0.1', signal: null, ALPNProtocols: false, minVersion: null,
+      }),
+      'TLSSocket options 5': (t) => new t.TLSSocket(new net.Socket(), 5),
+    };
+    for (const [name, make] of Object.entries(cases)) {
+      assert.strictEqual(outcome(() => make(tlswrap)), outcome(() => make(tls)), name);
+    }
+  });
+
   it('unknown cipher list throws ERR_SSL_NO_CIPHER_MATCH', function () {
     const noMatch = { name: 'Error', code: 'ERR_SSL_NO_CIPHER_MATCH', library: 'SSL routines', reason: 'no cipher match' };
     assert.throws(() => tlswrap.createSecureContext({ ciphers: 'NOT-A-CIPHER' }), noMatch);

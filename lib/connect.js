@@ -8,7 +8,9 @@ const net = require('node:net');
 const nodeTls = require('node:tls');
 const { inspect } = require('node:util');
 const defaults = require('./defaults');
-const { createSecureContext, currentCheckServerIdentity, currentCreateSecureContext } = require('./context');
+const {
+  createSecureContext, currentCheckServerIdentity, currentCreateSecureContext, nativeContext,
+} = require('./context');
 const { clientContext, contextKey } = require('./context_cache');
 const { sharedCertificate } = require('./certificate');
 const { codedError, invalidArgType, outOfRange } = require('./errors');
@@ -241,6 +243,8 @@ function connect(...args) {
   // Made by the module's createSecureContext as it is now (programs replace
   // it), shared with earlier calls of equal context options where it is
   // tlswrap's own (lib/context_cache.js); else only this connection uses it.
+  // A secureContext that is none fails now, before anything keys on it.
+  if (options.secureContext) nativeContext(options.secureContext);
   const create = currentCreateSecureContext();
   const cache = resolveSessionCache(options.sessionCache);
   // Keyed once, for the shared context and the session cache; not at all

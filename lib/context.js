@@ -261,7 +261,10 @@ function configure(sc, options) {
   }
 
   if (crl) {
-    for (const one of Array.isArray(crl) ? crl : [crl]) context.addCRL(asPem(one));
+    for (const one of Array.isArray(crl) ? crl : [crl]) {
+      checkKeyOrCert('options.crl', one);
+      context.addCRL(asPem(one));
+    }
   }
   if (sessionIdContext !== undefined && sessionIdContext !== null) {
     if (typeof sessionIdContext !== 'string') {

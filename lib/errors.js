@@ -91,4 +91,18 @@ function validateInteger(value, name, min, max) {
   if (value < min || value > max) throw outOfRange(name, `>= ${min} && <= ${max}`, value);
 }
 
-module.exports = { codedError, invalidArgInstance, invalidArgType, outOfRange, validateInteger };
+// node's getTimerDuration: a non-negative finite number of milliseconds,
+// more than a signed 32-bit timer holds cut down, with node's warning.
+const TIMEOUT_MAX = 2 ** 31 - 1;
+function timerDuration(msecs, name) {
+  if (typeof msecs !== 'number') throw invalidArgType(name, 'number', msecs);
+  if (msecs < 0 || !Number.isFinite(msecs)) throw outOfRange(name, 'a non-negative finite number', msecs);
+  if (msecs > TIMEOUT_MAX) {
+    process.emitWarning(`${msecs} does not fit into a 32-bit signed integer.\nTimer duration was truncated to ` +
+                        `${TIMEOUT_MAX}.`, 'TimeoutOverflowWarning');
+    return TIMEOUT_MAX;
+  }
+  return msecs;
+}
+
+module.exports = { codedError, invalidArgInstance, invalidArgType, outOfRange, timerDuration, validateInteger };

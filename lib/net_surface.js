@@ -5,7 +5,7 @@
 // engine's TCP handle; on the generic one they are passed to the underlying
 // Duplex where it has them.
 
-const { invalidArgType } = require('./errors');
+const { invalidArgType, timerDuration } = require('./errors');
 
 class NetSurface {
 
@@ -142,7 +142,8 @@ class NetSurface {
   }
 
   setTimeout(msecs, callback) {
-    if (typeof msecs !== 'number' || !(msecs >= 0)) throw invalidArgType('msecs', 'number', msecs);
+    msecs = timerDuration(msecs, 'msecs');
+    if (callback !== undefined && typeof callback !== 'function') throw invalidArgType('callback', 'Function', callback);
     if (this._timer !== null) {
       clearTimeout(this._timer);
       this._timer = null;

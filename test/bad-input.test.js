@@ -517,6 +517,8 @@ describe('impossible options', function () {
       'secureOptions 2**53': (t) => t.createSecureContext({ secureOptions: 2 ** 53 }),
       "secureOptions 'x'": (t) => t.createSecureContext({ secureOptions: 'x' }),
       "secureOptions 'x', honorCipherOrder": (t) => t.createSecureContext({ secureOptions: 'x', honorCipherOrder: true }),
+      'crl [null]': (t) => t.createSecureContext({ crl: [null] }),
+      'crl 5': (t) => t.createSecureContext({ crl: 5 }),
       'server, falsy options': (t) => t.createServer({
         key, cert, ciphers: false, minVersion: 0, maxVersion: '', secureProtocol: '', crl: 0, ca: '', dhparam: null,
         SNICallback: null, handshakeTimeout: null, ALPNCallback: null, secureOptions: NaN,
@@ -528,6 +530,26 @@ describe('impossible options', function () {
     };
     for (const [name, make] of Object.entries(cases)) {
       assert.strictEqual(outcome(() => make(tlswrap)), outcome(() => make(tls)), name);
+    }
+  });
+
+  it("setTimeout(): node:tls's checks of the duration and the callback, word for word", function () {
+    const outcome = (impl, msecs, callback) => {
+      const socket = impl.connect({ port: 1, host: '127.0.0.1' });
+      socket.on('error', () => {});
+      try {
+        socket.setTimeout(msecs, callback);
+        return 'ok';
+      } catch (err) {
+        return `${err.name} ${err.code} ${err.message}`;
+      } finally {
+        socket.destroy();
+      }
+    };
+    for (const msecs of [-1, Infinity, NaN, '5', 100]) {
+      for (const callback of [undefined, 'x']) {
+        assert.strictEqual(outcome(tlswrap, msecs, callback), outcome(tls, msecs, callback), `${msecs} ${callback}`);
+      }
     }
   });
 
@@ -637,6 +659,12 @@ describe('impossible options', function () {
     for (const secureContext of [{}, 'x', 42]) {
       assert.throws(() => tlswrap.connect({ port: 1, host: '127.0.0.1', secureContext }),
         { name: 'TypeError', code: 'ERR_TLS_INVALID_CONTEXT', message: 'context must be a SecureContext' });
+      // With a session cache (as tlswrap/https's Agent has), before the
+      // cache keys on it.
+      if (!builtin) {
+        assert.throws(() => tlswrap.connect({ port: 1, host: '127.0.0.1', secureContext, sessionCache: true }),
+          { name: 'TypeError', code: 'ERR_TLS_INVALID_CONTEXT', message: 'context must be a SecureContext' });
+      }
     }
     // tlswrap cannot use node:tls's own: the same code, and what to use.
     if (!builtin) {

@@ -274,8 +274,16 @@ function configure(sc, options) {
   }
   if (pfx) {
     for (const one of Array.isArray(pfx) ? pfx : [pfx]) {
-      const buf = one && one.buf !== undefined ? one.buf : one;
-      const pass = one && one.passphrase !== undefined ? one.passphrase : passphrase;
+      // As node's: bytes that are none cannot be loaded, a falsy passphrase
+      // is none, and one that is neither text nor bytes is refused.
+      const buf = one && one.buf ? one.buf : one;
+      const pass = (one && one.passphrase) || passphrase || undefined;
+      if (typeof buf !== 'string' && !ArrayBuffer.isView(buf)) {
+        throw codedError(Error, 'ERR_CRYPTO_OPERATION_FAILED', 'Unable to load PFX certificate');
+      }
+      if (pass !== undefined && typeof pass !== 'string' && !ArrayBuffer.isView(pass)) {
+        throw codedError(TypeError, 'ERR_INVALID_ARG_TYPE', 'Pass phrase must be a buffer');
+      }
       context.loadPKCS12(typeof buf === 'string' ? Buffer.from(buf, 'latin1') : asPem(buf), pass);
     }
   }

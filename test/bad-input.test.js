@@ -518,6 +518,9 @@ describe('impossible options', function () {
       "secureOptions 'x'": (t) => t.createSecureContext({ secureOptions: 'x' }),
       "secureOptions 'x', honorCipherOrder": (t) => t.createSecureContext({ secureOptions: 'x', honorCipherOrder: true }),
       'crl [null]': (t) => t.createSecureContext({ crl: [null] }),
+      'pfx true': (t) => t.createSecureContext({ pfx: true }),
+      'pfx [{ buf: 1 }]': (t) => t.createSecureContext({ pfx: [{ buf: 1 }] }),
+      'pfx, passphrase 1': (t) => t.createSecureContext({ pfx: fixtures.serverPfx, passphrase: 1 }),
       'crl 5': (t) => t.createSecureContext({ crl: 5 }),
       'server, falsy options': (t) => t.createServer({
         key, cert, ciphers: false, minVersion: 0, maxVersion: '', secureProtocol: '', crl: 0, ca: '', dhparam: null,

@@ -29,7 +29,8 @@ function normalizeConnectArgs(args) {
   const first = list[0];
   if (first !== null && typeof first === 'object') {
     options = { ...first };
-  } else if (typeof first === 'string' && !/^\d+$/.test(first)) {
+  } else if (typeof first === 'string' && !(Number(first) >= 0)) {
+    // As net's: a string is a path unless it reads as a port number.
     options.path = first;
     if (list[1] !== null && typeof list[1] === 'object') Object.assign(options, list[1]);
   } else if (first !== undefined) {

@@ -11,7 +11,7 @@ const { certificateObject } = require('./certificate');
 const { SecureContext, exportedCreateSecureContext } = require('./context');
 const { codedError, invalidArgType, validateInteger } = require('./errors');
 const { addSurface } = require('./net_surface');
-const { sessionForReuse } = require('./session_state');
+const { nodeTakesStringSessions, sessionForReuse } = require('./session_state');
 const { onTransportConnect } = require('./transport');
 const { bufferOf } = require('./bytes');
 
@@ -74,7 +74,8 @@ class TlsSurface {
   }
 
   getCipher() {
-    return this._handle === null ? null : this._handle.getCipher() || null;
+    // As node's: undefined before a cipher is chosen, null once closed.
+    return this._handle === null ? null : this._handle.getCipher() || undefined;
   }
 
   isSessionReused() {
@@ -117,6 +118,8 @@ class TlsSurface {
   }
 
   setSession(session) {
+    // node:tls 24.22 on takes no session as none; before, its handle refuses it.
+    if (session === undefined && nodeTakesStringSessions) return;
     if (typeof session === 'string') session = Buffer.from(session, 'latin1');
     if (!ArrayBuffer.isView(session)) throw invalidArgType('session', ['Buffer', 'TypedArray', 'DataView'], session);
     session = bufferOf(session);

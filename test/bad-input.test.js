@@ -556,6 +556,39 @@ describe('impossible options', function () {
     }
   });
 
+  // A string first argument is a port when it reads as a number, as net's.
+  it("connect(port string, host): read as node:tls reads it; a fresh socket's getCipher() and setSession()", async function () {
+    const outcome = async (impl, args) => {
+      let socket;
+      try {
+        socket = impl.connect(...args);
+      } catch (err) {
+        return `${err.name} ${err.code}`;
+      }
+      const [err] = await once(socket, 'error');
+      socket.destroy();
+      return `${err.code} ${err.port}`;
+    };
+    for (const args of [['', '127.0.0.1'], [' 1 ', '127.0.0.1'], ['0x1', '127.0.0.1']]) {
+      assert.strictEqual(await outcome(tlswrap, args), await outcome(tls, args), JSON.stringify(args));
+    }
+    const fresh = (impl) => {
+      const socket = impl.connect({ port: 1, host: '127.0.0.1' });
+      socket.on('error', () => {});
+      let set;
+      try {
+        socket.setSession(undefined);
+        set = 'ok';
+      } catch (err) {
+        set = err.code;
+      }
+      const seen = { cipher: socket.getCipher(), set };
+      socket.destroy();
+      return seen;
+    };
+    assert.deepStrictEqual(fresh(tlswrap), fresh(tls));
+  });
+
   it('unknown cipher list throws ERR_SSL_NO_CIPHER_MATCH', function () {
     const noMatch = { name: 'Error', code: 'ERR_SSL_NO_CIPHER_MATCH', library: 'SSL routines', reason: 'no cipher match' };
     assert.throws(() => tlswrap.createSecureContext({ ciphers: 'NOT-A-CIPHER' }), noMatch);

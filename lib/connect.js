@@ -62,14 +62,15 @@ function validateConnectChecks(options) {
     if (!(size >= 1)) throw outOfRange('options.minDHSize', '>= 1', size);
     return;
   }
-  if (typeof check !== 'function') {
-    throw codedError(Error, 'ERR_INTERNAL_ASSERTION', 'options.checkServerIdentity is not a function');
-  }
+  // node's assert(): its message, then its plea to report a bug.
+  const plea = 'This is caused by either a bug in Node.js or incorrect usage of Node.js internals.\n' +
+    'Please open an issue with this stack trace at https://github.com/nodejs/node/issues\n';
+  if (typeof check !== 'function') throw codedError(Error, 'ERR_INTERNAL_ASSERTION', plea);
   if (typeof size !== 'number') {
-    throw codedError(Error, 'ERR_INTERNAL_ASSERTION', `options.minDHSize is not a number: ${size}`);
+    throw codedError(Error, 'ERR_INTERNAL_ASSERTION', `options.minDHSize is not a number: ${size}\n${plea}`);
   }
   if (!(size > 0)) {
-    throw codedError(Error, 'ERR_INTERNAL_ASSERTION', `options.minDHSize is not a positive number: ${size}`);
+    throw codedError(Error, 'ERR_INTERNAL_ASSERTION', `options.minDHSize is not a positive number: ${size}\n${plea}`);
   }
 }
 

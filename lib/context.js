@@ -260,7 +260,7 @@ function configure(sc, options) {
     if (warning) process.emitWarning(warning, 'SecurityWarning');
   }
 
-  if (crl) {
+  if (crl !== undefined && crl !== null) {
     for (const one of Array.isArray(crl) ? crl : [crl]) {
       checkKeyOrCert('options.crl', one);
       context.addCRL(asPem(one));
@@ -272,7 +272,7 @@ function configure(sc, options) {
     }
     context.setSessionIdContext(sessionIdContext);
   }
-  if (pfx) {
+  if (pfx !== undefined && pfx !== null) {
     for (const one of Array.isArray(pfx) ? pfx : [pfx]) {
       // As node's: bytes that are none cannot be loaded, a falsy passphrase
       // is none, and one that is neither text nor bytes is refused.
@@ -290,7 +290,7 @@ function configure(sc, options) {
   if (sigalgs !== undefined && sigalgs !== null) {
     if (typeof sigalgs !== 'string') throw invalidArgType('options.sigalgs', 'string', sigalgs);
     if (sigalgs === '') {
-      throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE', "The property 'options.sigalgs' cannot be empty");
+      throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE', "The property 'options.sigalgs' is invalid. Received ''");
     }
     context.setSigalgs(sigalgs);
   }
@@ -362,7 +362,7 @@ function certificateCompression(value, maxVersion) {
 function createSecureContext(options) {
   // As node's: no options (any falsy value) is {}.
   if (!options) options = {};
-  else if (typeof options !== 'object') throw invalidArgType('options', 'Object', options);
+  else if (typeof options !== 'object' || Array.isArray(options)) throw invalidArgType('options', 'Object', options);
   const sc = new SecureContext(options);
   configure(sc, options);
   return sc;

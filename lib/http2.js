@@ -422,7 +422,8 @@ function createSecureServer(options, requestListener) {
 // node's connect checks these only where it makes the TLS connection
 // itself, which the createConnection given below skips.
 function validateSessionOptions(options) {
-  if (options.settings !== undefined && (options.settings === null || typeof options.settings !== 'object')) {
+  if (options.settings !== undefined &&
+      (options.settings === null || typeof options.settings !== 'object' || Array.isArray(options.settings))) {
     throw invalidArgType('options.settings', 'object', options.settings);
   }
   for (const name of ['maxSessionInvalidFrames', 'maxSessionRejectedStreams', 'unknownProtocolTimeout']) {
@@ -459,7 +460,7 @@ function connect(authority, options, listener) {
     listener = options;
     options = undefined;
   }
-  if (options !== undefined && (options === null || typeof options !== 'object')) {
+  if (options !== undefined && (options === null || typeof options !== 'object' || Array.isArray(options))) {
     return nodeHttp2.connect(authority, options, listener); // node's error
   }
   options = { ...options };

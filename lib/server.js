@@ -158,7 +158,9 @@ class Server extends net.Server {
   }
 
   setSecureContext(options) {
-    if (options === null || typeof options !== 'object') throw invalidArgType('options', 'Object', options);
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+      throw invalidArgType('options', 'Object', options);
+    }
     // Ticket keys given once stay the server's for later calls, as in node.
     if (options.ticketKeys) this.ticketKeys = options.ticketKeys;
     if (options.pskCallback) this._pskCallback = options.pskCallback;

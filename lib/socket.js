@@ -98,7 +98,7 @@ function emitCloseNT(socket, hadError) {
 class TLSSocket extends net.Socket {
   constructor(socket, options) {
     // As node:tls's: options that are no object are none.
-    const opts = options !== null && typeof options === 'object' ? options : {};
+    const opts = options !== null && typeof options === 'object' && !Array.isArray(options) ? options : {};
     if (socket) checkTransport(socket, 'socket');
     const enableTrace = traceOption(opts.enableTrace);
     // As node:tls: with a socket given, its allowHalfOpen, never the option.
@@ -192,7 +192,7 @@ class TLSSocket extends net.Socket {
         // string setSession() also takes (connect() converts one where
         // node:tls's does).
         if (!ArrayBuffer.isView(opts.session)) {
-          throw invalidArgType('options.session', ['Buffer', 'TypedArray', 'DataView'], opts.session);
+          throw codedError(TypeError, 'ERR_INVALID_ARG_TYPE', 'Session must be a buffer');
         }
         this.setSession(opts.session);
       }

@@ -121,14 +121,16 @@ class TlsSurface {
     // node:tls 24.22 on takes no session as none; before, its handle refuses it.
     if (session === undefined && nodeTakesStringSessions) return;
     if (typeof session === 'string') session = Buffer.from(session, 'latin1');
-    if (!ArrayBuffer.isView(session)) throw invalidArgType('session', ['Buffer', 'TypedArray', 'DataView'], session);
+    if (!ArrayBuffer.isView(session)) throw codedError(TypeError, 'ERR_INVALID_ARG_TYPE', 'Session must be a buffer');
     session = bufferOf(session);
     if (!this._tlsOptions.isServer) session = sessionForReuse(session, this._connectOptions || this._tlsOptions);
     if (this._handle !== null && session !== undefined) this._handle.setSession(session);
   }
 
   renegotiate(options, callback) {
-    if (options === null || typeof options !== 'object') throw invalidArgType('options', 'Object', options);
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+      throw invalidArgType('options', 'Object', options);
+    }
     if (callback !== undefined && typeof callback !== 'function') throw invalidArgType('callback', 'Function', callback);
     if (this.destroyed || this._handle === null) return false;
     const requestCert = options.requestCert !== undefined ? !!options.requestCert : this._requestCert;

@@ -242,11 +242,11 @@ function connect(...args) {
   // As net.Socket: a falsy signal is none.
   if (options.signal) validateSignal(options.signal);
   if (options.socket) checkTransport(options.socket, 'options.socket');
+  // A secureContext that is none fails now, before anything keys on it.
+  if (options.secureContext) nativeContext(options.secureContext);
   // Made by the module's createSecureContext as it is now (programs replace
   // it), shared with earlier calls of equal context options where it is
   // tlswrap's own (lib/context_cache.js); else only this connection uses it.
-  // A secureContext that is none fails now, before anything keys on it.
-  if (options.secureContext) nativeContext(options.secureContext);
   const create = currentCreateSecureContext();
   const cache = resolveSessionCache(options.sessionCache);
   // Keyed once, for the shared context and the session cache; not at all
@@ -263,10 +263,7 @@ function connect(...args) {
   if (typeof options.session === 'string' && nodeTakesStringSessions) {
     options.session = Buffer.from(options.session, 'latin1');
   }
-  if (ArrayBuffer.isView(options.session)) {
-    const given = options.session;
-    options.session = sessionForReuse(bufferOf(given), options);
-  }
+  if (ArrayBuffer.isView(options.session)) options.session = sessionForReuse(bufferOf(options.session), options);
 
   const key = cache === null ? null : sessionKey(options, optionsKey);
   let offered;

@@ -358,7 +358,6 @@ function certificateCompression(value, maxVersion) {
   return codes;
 }
 
-
 function createSecureContext(options) {
   // As node's: no options (any falsy value) is {}.
   if (!options) options = {};

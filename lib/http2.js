@@ -350,27 +350,27 @@ class Http2SecureServer extends TLSServer {
       this.emit('session', session);
     });
 
-    if (options.allowHTTP1 === true && nodeStoresHTTPOptions()) {
-      // http1Options is node 24's; Http1IncomingMessage/Http1ServerResponse
-      // node 20's names (deprecated by 24 in favour of http1Options).
-      storeHTTPOptions.call(this, {
-        ...options,
-        IncomingMessage: options.Http1IncomingMessage,
-        ServerResponse: options.Http1ServerResponse,
-        ...options.http1Options,
-      });
-      this.httpAllowHalfOpen = false;
-      this.maxHeadersCount = null;
-      this.on('listening', setupConnectionsTracking);
-    } else if (options.allowHTTP1 === true) {
-      // Node 20's h2 server sets only the timeouts and its own message
-      // classes: no Host header check, no keep-alive timeout, and
-      // node:http's defaults for the rest.
-      this[kIncomingMessage] = options.Http1IncomingMessage || http.IncomingMessage;
-      this[kServerResponse] = options.Http1ServerResponse || http.ServerResponse;
-      this.headersTimeout = 60_000;
-      this.requestTimeout = 300_000;
-      this.connectionsCheckingInterval = 30_000;
+    if (options.allowHTTP1 === true) {
+      if (nodeStoresHTTPOptions()) {
+        // http1Options is node 24's; Http1IncomingMessage/Http1ServerResponse
+        // node 20's names (deprecated by 24 in favour of http1Options).
+        storeHTTPOptions.call(this, {
+          ...options,
+          IncomingMessage: options.Http1IncomingMessage,
+          ServerResponse: options.Http1ServerResponse,
+          ...options.http1Options,
+        });
+        this.httpAllowHalfOpen = false;
+      } else {
+        // Node 20's h2 server sets only the timeouts and its own message
+        // classes: no Host header check, no keep-alive timeout, and
+        // node:http's defaults for the rest.
+        this[kIncomingMessage] = options.Http1IncomingMessage || http.IncomingMessage;
+        this[kServerResponse] = options.Http1ServerResponse || http.ServerResponse;
+        this.headersTimeout = 60_000;
+        this.requestTimeout = 300_000;
+        this.connectionsCheckingInterval = 30_000;
+      }
       this.maxHeadersCount = null;
       this.on('listening', setupConnectionsTracking);
     }

@@ -3,8 +3,7 @@
 // ALPN protocol lists: what users pass (an array of strings or Buffers, or a
 // wire-format buffer) to the length-prefixed wire format OpenSSL takes.
 
-const { inspect } = require('node:util');
-const { codedError, invalidArgType } = require('./errors');
+const { codedError, invalidArgType, invalidArgValue } = require('./errors');
 const { bufferOf } = require('./bytes');
 
 function toWire(protocols) {
@@ -29,14 +28,6 @@ function toWire(protocols) {
     at += part.length;
   }
   return out;
-}
-
-// node's ERR_INVALID_ARG_VALUE.
-function invalidArgValue(name, value, reason) {
-  let shown = inspect(value);
-  if (shown.length > 128) shown = `${shown.slice(0, 128)}...`;
-  return codedError(TypeError, 'ERR_INVALID_ARG_VALUE',
-                    `The ${name.includes('.') ? 'property' : 'argument'} '${name}' ${reason}. Received ${shown}`);
 }
 
 // A list already in wire format must be one: OpenSSL would refuse it later

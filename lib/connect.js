@@ -6,14 +6,13 @@
 
 const net = require('node:net');
 const nodeTls = require('node:tls');
-const { inspect } = require('node:util');
 const defaults = require('./defaults');
 const {
   createSecureContext, currentCheckServerIdentity, currentCreateSecureContext, nativeContext,
 } = require('./context');
 const { clientContext, contextKey } = require('./context_cache');
 const { sharedCertificate } = require('./certificate');
-const { codedError, invalidArgType, outOfRange } = require('./errors');
+const { codedError, invalidArgType, invalidArgValue, outOfRange } = require('./errors');
 const { TLSSocket } = require('./socket');
 const { keyShareHint, rememberKeyShare } = require('./key_share_hint');
 const { resolveSessionCache, sessionKey } = require('./session_cache');
@@ -255,8 +254,8 @@ function connect(...args) {
   const optionsKey = keyed ? contextKey(options) : null;
   const context = options.secureContext || clientContext(options, create, createSecureContext, optionsKey);
   if (refusesIpServername && options.servername && net.isIP(options.servername)) {
-    throw codedError(TypeError, 'ERR_INVALID_ARG_VALUE', "The property 'options.servername' Setting the TLS " +
-                     `ServerName to an IP address is not permitted.. Received ${inspect(options.servername)}`);
+    throw invalidArgValue('options.servername', options.servername,
+                          'Setting the TLS ServerName to an IP address is not permitted.');
   }
 
   // A session kept from node:tls counts only for the name it names.

@@ -78,6 +78,14 @@ function withSeparators(digits) {
   return `${sign}${rest}${out}`;
 }
 
+// node's ERR_INVALID_ARG_VALUE.
+function invalidArgValue(name, value, reason) {
+  let shown = inspect(value);
+  if (shown.length > 128) shown = `${shown.slice(0, 128)}...`;
+  return codedError(TypeError, 'ERR_INVALID_ARG_VALUE',
+                    `The ${name.includes('.') ? 'property' : 'argument'} '${name}' ${reason}. Received ${shown}`);
+}
+
 function outOfRange(name, range, value) {
   const received = Number.isInteger(value) && Math.abs(value) > 2 ** 32 ? withSeparators(String(value)) : inspect(value);
   return codedError(RangeError, 'ERR_OUT_OF_RANGE',
@@ -105,4 +113,6 @@ function timerDuration(msecs, name) {
   return msecs;
 }
 
-module.exports = { codedError, invalidArgInstance, invalidArgType, outOfRange, timerDuration, validateInteger };
+module.exports = {
+  codedError, invalidArgInstance, invalidArgType, invalidArgValue, outOfRange, timerDuration, validateInteger,
+};

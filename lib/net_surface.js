@@ -142,34 +142,45 @@ class NetSurface {
   }
 
   setTimeout(msecs, callback) {
+    // As net.Socket's: a destroyed socket takes no timeout, nor checks one.
+    if (this.destroyed) return this;
+    // As net.Socket's: a plain property, set to what was asked even when
+    // that is then refused.
+    this.timeout = msecs;
     msecs = timerDuration(msecs, 'msecs');
     if (callback !== undefined && typeof callback !== 'function') throw invalidArgType('callback', 'Function', callback);
-    if (this._timer !== null) {
-      clearTimeout(this._timer);
-      this._timer = null;
-    }
     this._timeoutMs = msecs;
     if (msecs === 0) {
+      // The timer stays scheduled, disarmed (it fires into nothing): node's
+      // HTTP server turns a keep-alive socket's timeout off and on again
+      // around every request, and re-arming one timer costs less than a
+      // new one each time.
       if (callback) this.removeListener('timeout', callback);
+      return this;
+    }
+    if (callback) this.once('timeout', callback);
+    if (this._timer !== null && this._timerMs === msecs) {
+      this._timer.refresh();
     } else {
-      if (callback) this.once('timeout', callback);
+      if (this._timer !== null) clearTimeout(this._timer);
       // Activity re-arms it (refresh); like net.Socket's, it never holds the loop open.
-      this._timer = setTimeout(() => this.emit('timeout'), msecs);
+      this._timer = setTimeout(onSocketTimeout, msecs, this);
       this._timer.unref();
+      this._timerMs = msecs;
     }
     return this;
   }
 
-  get timeout() {
-    return this._timeoutMs || undefined;
-  }
-
   _refreshTimeout() {
-    if (this._timer !== null) this._timer.refresh();
+    if (this._timeoutMs !== 0 && this._timer !== null) this._timer.refresh();
     // As node:tls: activity refreshes the timeout of the socket underneath
     // too, which sees none of it once the engine has taken the fd over.
     if (this._native && this._transport.timeout) this._transport._unrefTimer();
   }
+}
+
+function onSocketTimeout(socket) {
+  if (socket._timeoutMs !== 0) socket.emit('timeout');
 }
 
 // Copies a surface's accessors and methods onto `Socket.prototype`, as

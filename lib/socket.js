@@ -132,6 +132,7 @@ class TLSSocket extends net.Socket {
     this._bytesWritten = 0;
     this._timer = null;
     this._timeoutMs = 0;
+    this._timerMs = 0; // the duration _timer was made with
     this._handshakeTimer = null;
     this._renegotiations = 0;
     this._renegotiationWindowStart = 0;

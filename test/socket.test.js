@@ -180,6 +180,65 @@ describe('socket: a connected pair', function () {
     assert.strictEqual(again, 0);
   });
 
+  it('a timeout turned off and on again (as a keep-alive HTTP server does) fires only while on', async function () {
+    const { client } = p;
+    let fired = 0;
+    const onTimeout = () => { fired++; };
+    client.on('timeout', onTimeout);
+    try {
+      client.setTimeout(100);
+      client.setTimeout(0);
+      await sleep(300);
+      assert.strictEqual(fired, 0, 'fired after setTimeout(0)');
+      assert.strictEqual(client.timeout, 0);
+      // The same duration again.
+      client.setTimeout(100);
+      await once(client, 'timeout');
+      assert.strictEqual(fired, 1);
+      // A longer one replaces it, and a shorter one that.
+      client.setTimeout(60000);
+      await sleep(300);
+      assert.strictEqual(fired, 1, 'fired at the old duration');
+      const start = Date.now();
+      client.setTimeout(100);
+      await once(client, 'timeout');
+      assert.ok(Date.now() - start < 30000, 'the 60 s timeout was not replaced');
+      assert.strictEqual(fired, 2);
+      client.setTimeout(0);
+    } finally {
+      client.removeListener('timeout', onTimeout);
+    }
+  });
+
+  it("`timeout` is net.Socket's plain property: what setTimeout() was last asked, even when refused", function () {
+    const { client } = p;
+    assert.strictEqual(client.timeout, undefined);
+    client.setTimeout(100);
+    assert.strictEqual(client.timeout, 100);
+    client.setTimeout(0);
+    assert.strictEqual(client.timeout, 0);
+    assert.throws(() => client.setTimeout(-1), { code: 'ERR_OUT_OF_RANGE' });
+    assert.strictEqual(client.timeout, -1);
+    const own = Object.getOwnPropertyDescriptor(client, 'timeout');
+    assert.deepStrictEqual(own, { value: -1, writable: true, enumerable: true, configurable: true });
+    client.timeout = 5; // a program may write it, as on any net.Socket
+    assert.strictEqual(client.timeout, 5);
+    client.setTimeout(0);
+  });
+
+  it('a destroyed socket takes no timeout and checks none', async function () {
+    const { client } = p;
+    client.destroy();
+    let fired = 0;
+    client.on('timeout', () => { fired++; });
+    assert.strictEqual(client.setTimeout(10), client);
+    client.setTimeout('not a duration', 'not a function');
+    assert.strictEqual(client.timeout, undefined);
+    assert.strictEqual(Object.keys(client).includes('timeout'), false);
+    await sleep(100);
+    assert.strictEqual(fired, 0);
+  });
+
   it('activity pushes the timeout back', async function () {
     const { client, sock } = p;
     sock.on('data', () => {});

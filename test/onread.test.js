@@ -228,6 +228,94 @@ describe('onread option', function () {
     }
   });
 
+  // A node:tls server that, once the client says 'go', sends A, a TLS 1.2
+  // HelloRequest and B: read in one go, the burst is split by the
+  // renegotiation. `onServerData` sees what the client sends after 'go'.
+  async function startSplitServer(A, B, onServerData = () => {}) {
+    const TLS12 = { minVersion: 'TLSv1.2', maxVersion: 'TLSv1.2' };
+    server = tls.createServer(serverOptions(TLS12), (socket) => {
+      socket.on('error', () => {});
+      let go = false;
+      socket.on('data', (d) => {
+        if (go) {
+          onServerData(d);
+          return;
+        }
+        go = true;
+        socket.write(A);
+        socket.renegotiate({}, () => {});
+        socket.write(B);
+      });
+    });
+    return listen(server);
+  }
+
+  async function splitBurst(onread, A, B, onServerData) {
+    const port = await startSplitServer(A, B, onServerData);
+    client = tlswrap.connect(clientOptions(port, { minVersion: 'TLSv1.2', maxVersion: 'TLSv1.2', onread }));
+    await once(client, 'secureConnect');
+    // Not reading while A, the HelloRequest and B arrive.
+    client.pause();
+    client.write('go');
+    await sleep(150);
+    client.resume();
+  }
+
+  it('a burst split by a renegotiation: each callback owns the buffer() it was given', async function () {
+    const A = pattern(3000, 1);
+    const B = pattern(3000, 2);
+    const kept = [];
+    await splitBurst({
+      buffer: () => Buffer.alloc(64 * 1024),
+      callback(nread, buf) {
+        kept.push({ buf, nread, bytes: Buffer.from(buf.subarray(0, nread)) });
+      },
+    }, A, B);
+    await until(() => kept.reduce((n, k) => n + k.nread, 0) >= A.length + B.length);
+    assert.ok(Buffer.concat(kept.map((k) => k.bytes)).equals(Buffer.concat([A, B])), 'bytes differ from what was sent');
+    assert.strictEqual(new Set(kept.map((k) => k.buf)).size, kept.length, 'a buffer was given to two callbacks');
+    for (const [i, k] of kept.entries()) {
+      assert.ok(k.buf.subarray(0, k.nread).equals(k.bytes), `callback ${i}'s buffer changed after it returned`);
+    }
+  });
+
+  it('a burst split by a renegotiation, one fixed buffer: an echo from the callback sends what it got', async function () {
+    const A = pattern(3000, 3);
+    const B = pattern(3000, 4);
+    const buffer = Buffer.alloc(64 * 1024);
+    const received = [];
+    const echoed = [];
+    await splitBurst({
+      buffer,
+      callback(nread, buf) {
+        received.push(Buffer.from(buf.subarray(0, nread)));
+        client.write(buf.subarray(0, nread));
+      },
+    }, A, B, (d) => echoed.push(d));
+    const expected = Buffer.concat([A, B]);
+    await until(() => Buffer.concat(echoed).length >= expected.length);
+    assert.ok(Buffer.concat(received).equals(expected), 'the callbacks got other bytes than were sent');
+    assert.ok(Buffer.concat(echoed).equals(expected), 'the echo sent other bytes than the callbacks got');
+  });
+
+  it('a burst split by a renegotiation, one fixed buffer: a callback reusing the buffer loses nothing', async function () {
+    const A = pattern(3000, 5);
+    const B = pattern(3000, 6);
+    const buffer = Buffer.alloc(64 * 1024);
+    const received = [];
+    await splitBurst({
+      buffer,
+      callback(nread, buf) {
+        received.push(Buffer.from(buf.subarray(0, nread)));
+        // The buffer is the program's until the next read.
+        buf.fill(0x2a);
+      },
+    }, A, B);
+    const expected = Buffer.concat([A, B]);
+    await until(() => Buffer.concat(received).length >= expected.length);
+    assert.ok(Buffer.concat(received).equals(expected), 'the callbacks got other bytes than were sent');
+  });
+
   it('a TLS 1.3 ticket between two writes of one burst: each callback sees its bytes at the buffer start', async function () {
     // serverSocket._handle.newSessionTicket() is tlswrap's test hook; node:tls
     // has no way to send a ticket on demand.

@@ -51,6 +51,19 @@ describe('socket: a queued write whose ArrayBuffer is detached', function () {
   }
 });
 
+describe('socket: a waiting write under a polluted Array.prototype', function () {
+  const { runChild, describeExit } = require('./run-child');
+
+  it('keeps its chunks without running an Array.prototype accessor from inside the engine', async function () {
+    // Hooks the native handle's writev(): tlswrap's own.
+    if (builtin) this.skip();
+    const run = await runChild('prototype-accessor-write.js');
+    assert.ok(run.code === 0 && run.result, describeExit(run));
+    assert.strictEqual(run.result.accessorInWritev, 0, 'JavaScript ran inside writev()');
+    assert.strictEqual(run.result.equal, true, `the peer got other bytes (${run.result.received})`);
+  });
+});
+
 describe('socket: write callbacks', function () {
   // A write's callback means its bytes are in the kernel, as with node:tls:
   // destroy() right after the last callback that came may discard what was

@@ -4,13 +4,16 @@
 // worker, structuredClone, ArrayBuffer.prototype.transfer) and free the
 // memory under a pointer kept across calls. After that each chunk is looked
 // up again each time the engine reads it, and one whose length is no longer
-// what it was when written is reported gone.
+// what it was when written is reported gone. A chunk the engine itself may
+// overwrite before it is encrypted (onread's buffer) is copied instead.
 #ifndef TLSWRAP_BINDING_JS_WRITE_SOURCE_H_
 #define TLSWRAP_BINDING_JS_WRITE_SOURCE_H_
 
 #include <napi.h>
 
 #include <cstdint>
+#include <deque>
+#include <string>
 #include <vector>
 
 #include "engine/engine.h"
@@ -42,38 +45,57 @@ class JsWriteSource : public WriteSource {
     }
   }
 
+  // Copies the chunks that lie in [base, base + size) (onread's buffer,
+  // which the engine decrypts into again, perhaps before this write is
+  // encrypted). Only before JS runs again: the pointers read above are used.
+  void CopyWithin(const char* base, size_t size) {
+    if (base == nullptr || entries_ != js_entries) return;
+    for (Piece& piece : pieces_) {
+      if (piece.copied || piece.data >= base + size || piece.data + piece.length <= base) continue;
+      copies_.emplace_back(piece.data, piece.length);
+      piece.data = copies_.back().data();
+      piece.copied = true;
+    }
+  }
+
   // The chunks' handles are the call's: before the call that made this write
   // returns, a write the engine still holds keeps its chunks by reference.
   // From then on every read looks its chunk up again.
   void Pin() {
     if (pinned_) return;
     pinned_ = true;
-    napi_value kept = array_;
-    if (kept == nullptr && pieces_.size() == 1) {
-      kept = pieces_[0].value;
-    } else if (kept == nullptr) {
-      napi_create_array_with_length(env_, pieces_.size(), &kept);
-      for (const Piece& piece : pieces_) napi_set_element(env_, kept, piece.index, piece.value);
+    if (array_ != nullptr) {
+      // JS's own Array (lib/socket.js): its elements are its own.
+      array_ref_ = Napi::Persistent(Napi::Object(env_, array_));
+      return;
     }
-    if (kept != nullptr) chunks_ = Napi::Persistent(Napi::Object(env_, kept));
+    // One reference a chunk: filling an Array here would run any setter a
+    // program put on Array.prototype, JS in the middle of the engine.
+    refs_.reserve(pieces_.size());
+    for (const Piece& piece : pieces_) {
+      refs_.push_back(piece.copied ? Napi::ObjectReference()
+                                   : Napi::Persistent(Napi::Object(env_, piece.value)));
+    }
   }
 
   size_t count() const override { return pieces_.size(); }
   size_t size(size_t i) const override { return pieces_[i].length; }
-
   bool Get(size_t i, const char** data) override {
     const Piece& piece = pieces_[i];
-    if (!pinned_ && entries_ == js_entries) {
+    if (piece.copied || (!pinned_ && entries_ == js_entries)) {
       *data = piece.data;
       return true;
     }
     napi_value chunk = piece.value;
     if (pinned_) {
-      if (chunks_.IsEmpty()) return false;
-      chunk = chunks_.Value();
-      if ((array_ != nullptr || pieces_.size() > 1) &&
-          napi_get_element(env_, chunk, piece.index, &chunk) != napi_ok) {
-        return false;
+      if (array_ != nullptr) {
+        if (array_ref_.IsEmpty() ||
+            napi_get_element(env_, array_ref_.Value(), piece.index, &chunk) != napi_ok) {
+          return false;
+        }
+      } else {
+        if (refs_[i].IsEmpty()) return false;
+        chunk = refs_[i].Value();
       }
     }
     size_t length = 0;
@@ -85,13 +107,15 @@ class JsWriteSource : public WriteSource {
     napi_value value;  // the call's handle: valid until it returns
     const char* data;  // valid while entries_ == js_entries, before Pin()
     size_t length;
-    uint32_t index;  // in the Array Pin() keeps
+    uint32_t index;  // in the Array the chunks came in
+    bool copied;     // data is in copies_
   };
 
   void Add(napi_value chunk, uint32_t index) {
     Piece piece;
     piece.value = chunk;
     piece.index = index;
+    piece.copied = false;
     if (!Read(chunk, &piece.data, &piece.length)) {
       throw Napi::TypeError::New(env_, "writev() takes Uint8Arrays");
     }
@@ -112,8 +136,10 @@ class JsWriteSource : public WriteSource {
   napi_env env_;
   uint64_t entries_;  // js_entries when the chunks were read
   bool pinned_ = false;
-  napi_value array_ = nullptr;  // the Array the chunks came in, if they did
-  Napi::ObjectReference chunks_;
+  napi_value array_ = nullptr;               // the Array the chunks came in, if they did
+  Napi::ObjectReference array_ref_;          // array_, once pinned
+  std::vector<Napi::ObjectReference> refs_;  // else one a piece, once pinned
+  std::deque<std::string> copies_;           // a deque: the strings stay put
   std::vector<Piece> pieces_;
 };
 

@@ -167,7 +167,9 @@ Napi::Value TLSWrap::Writev(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (dead()) return Napi::Boolean::New(env, false);
   auto id = static_cast<uint64_t>(info[0].As<Napi::Number>().Int64Value());
-  engine_->Write(std::make_unique<JsWriteSource>(info, 1), id);
+  auto source = std::make_unique<JsWriteSource>(info, 1);
+  CopyOnreadBytes(source.get());
+  engine_->Write(std::move(source), id);
   // However this call ends, a write the engine still holds keeps its chunks
   // from here on: the pointers read above die with the call. (The engine
   // may be gone by then, destroyed from a callback.)
@@ -314,6 +316,7 @@ void TLSWrap::Cycle() {
         batch.in_target = false;
         batch.events.clear();
         clear_target_ = Napi::Object();
+        onread_rest_batch_ = nullptr;
         bool more = engine_->Step(&batch);
         if (dead()) break;
         // Ciphertext goes out after JS has seen what came with it, so a
@@ -476,7 +479,7 @@ bool TLSWrap::Deliver(const Batch& batch, size_t* event, size_t* byte) {
       if (dead()) return true;
       size_t from = *byte;
       *byte = at;
-      DeliverData(batch.data + from, at - from, batch.in_target);
+      DeliverData(batch, from, at, byte);
       if (thrown_) return false;
     }
     if (dead()) return true;
@@ -487,7 +490,7 @@ bool TLSWrap::Deliver(const Batch& batch, size_t* event, size_t* byte) {
   if (batch.len > *byte && !dead()) {
     size_t from = *byte;
     *byte = batch.len;
-    DeliverData(batch.data + from, batch.len - from, batch.in_target);
+    DeliverData(batch, from, batch.len, byte);
     if (thrown_) return false;
   }
   return true;
@@ -495,27 +498,24 @@ bool TLSWrap::Deliver(const Batch& batch, size_t* event, size_t* byte) {
 
 // Deliver*() make their handles in the scope of the step or rest that calls
 // them.
-void TLSWrap::DeliverData(const char* data, size_t len, bool in_target) {
+void TLSWrap::DeliverData(const Batch& batch, size_t from, size_t to, size_t* byte) {
   Napi::Env env = Env();
-  auto length = Napi::Number::New(env, static_cast<double>(len));
-  if (!in_target || clear_target_.IsEmpty()) {
+  const char* data = batch.data + from;
+  size_t len = to - from;
+  if (!batch.in_target || clear_target_.IsEmpty()) {
     Call(on_data_, {Napi::Buffer<char>::Copy(env, data, len)});
+    return;
+  }
+  if (!read_buffer_.IsEmpty()) {
+    DeliverOnread(batch, from, to, byte);
     return;
   }
   if (!TargetIntact()) {
     ReadGone();
     return;
   }
-  char* base = const_cast<char*>(target_base_);
-  if (!read_buffer_.IsEmpty()) {
-    // onread callbacks see their bytes at the start of the buffer; an event
-    // that split the burst leaves the rest further in, so move it down.
-    if (data != base) std::memmove(base, data, len);
-    Call(on_data_, {clear_target_, length});
-  } else {
-    auto offset = Napi::Number::New(env, static_cast<double>(data - base));
-    Call(on_data_, {clear_target_, offset, length});
-  }
+  auto offset = Napi::Number::New(env, static_cast<double>(data - target_base_));
+  Call(on_data_, {clear_target_, offset, Napi::Number::New(env, static_cast<double>(len))});
 }
 
 bool TLSWrap::TargetIntact() const {

@@ -21,6 +21,8 @@
 
 namespace tlswrap {
 
+class JsWriteSource;
+
 class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
                 private Engine::Delegate,
                 private UvTransport::Owner {
@@ -137,7 +139,14 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   void KeepRest(Batch* batch, size_t event, size_t byte);
   // False if the rest could not all be delivered (another exception).
   bool DeliverRest();
-  void DeliverData(const char* data, size_t len, bool in_target);
+  // Delivers batch.data[from, to); `*byte` (to, on entry) goes back to the
+  // first byte no callback was given if an exception stopped it short.
+  void DeliverData(const Batch& batch, size_t from, size_t to, size_t* byte);
+  void DeliverOnread(const Batch& batch, size_t from, size_t to, size_t* byte);
+  // onread's buffer at this moment (the fixed one, or the function's answer)
+  // made the clear target; null, reported, if it gave none.
+  char* OnreadBuffer(size_t* cap);
+  void CopyOnreadBytes(JsWriteSource* source);
   bool TargetIntact() const;
   void ReadGone();
   void DeliverEvent(const Event& event);
@@ -189,6 +198,11 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   const char* target_base_ = nullptr;
   size_t target_size_ = 0;
   std::optional<Napi::Error> thrown_;  // a listener's exception, for the JS caller
+  // onread: what a burst had after its first part, taken out of the user's
+  // buffer before that part's callback (see DeliverOnread).
+  std::string onread_rest_;
+  const char* onread_rest_batch_ = nullptr;  // the batch.data it came from
+  size_t onread_rest_from_ = 0;              // its offset there
 
   // What a batch had left when an exception stopped it.
   struct Rest {

@@ -9,6 +9,7 @@
 #include "addon.h"
 #include "errors.h"
 #include "js_call.h"
+#include "js_write_source.h"
 #include "tls_wrap.h"
 
 namespace tlswrap {
@@ -57,6 +58,12 @@ char* TLSWrap::ClearBuffer(size_t want, size_t* cap) {
     return out.Data();
   }
   // onread: decrypt straight into the user's buffer.
+  return OnreadBuffer(cap);
+}
+
+char* TLSWrap::OnreadBuffer(size_t* cap) {
+  Napi::Env env = Env();
+  *cap = 0;
   try {
     Napi::Value given = read_buffer_.Value();
     if (given.IsFunction()) {
@@ -78,6 +85,70 @@ char* TLSWrap::ClearBuffer(size_t want, size_t* cap) {
   } catch (const Napi::Error& e) {
     ReportUncaught(env, e.Value());
     return nullptr;
+  }
+}
+
+// onread's buffers are the engine's to decrypt into again (the next read,
+// the rest of a burst), perhaps before a write made now is encrypted; node:tls
+// encrypts inside write(). So a write of their bytes (an echo) gets a copy.
+void TLSWrap::CopyOnreadBytes(JsWriteSource* source) {
+  if (read_buffer_.IsEmpty()) return;
+  source->CopyWithin(target_base_, target_size_);
+  Napi::Value next = read_buffer_.Value();
+  if (next.IsTypedArray()) {
+    auto view = next.As<Napi::TypedArray>();
+    source->CopyWithin(static_cast<const char*>(view.ArrayBuffer().Data()) + view.ByteOffset(),
+                       view.ByteLength());
+  }
+}
+
+// onread: as with node:tls, which reads each part of a burst on its own, a
+// callback owns the buffer it was given until the next read: it may keep it
+// (a function's buffers), reuse it, or move it away. The engine decrypted
+// the whole burst into one buffer and an event split it: what follows the
+// first part leaves that buffer before the first callback, and each later
+// part is copied into the buffer onread gives at its turn.
+void TLSWrap::DeliverOnread(const Batch& batch, size_t from, size_t to, size_t* byte) {
+  Napi::Env env = Env();
+  bool later = onread_rest_batch_ == batch.data && from >= onread_rest_from_;
+  if (!later) {
+    if (!TargetIntact()) {
+      ReadGone();
+      return;
+    }
+    char* base = const_cast<char*>(target_base_);
+    // The first part starts the buffer; only a batch resumed after an
+    // exception could start further in.
+    if (batch.data + from != base) std::memmove(base, batch.data + from, to - from);
+    if (to < batch.len) {
+      onread_rest_.assign(batch.data + to, batch.len - to);
+      onread_rest_batch_ = batch.data;
+      onread_rest_from_ = to;
+    }
+    Call(on_data_, {clear_target_, Napi::Number::New(env, static_cast<double>(to - from))});
+    return;
+  }
+  const char* data = onread_rest_.data() + (from - onread_rest_from_);
+  size_t left = to - from;
+  while (left > 0 && !dead() && !thrown_) {
+    size_t cap = 0;
+    char* dest = OnreadBuffer(&cap);
+    if (dest == nullptr) {
+      // Reported; the bytes still go, in a chunk of their own.
+      Call(on_data_, {Napi::Buffer<char>::Copy(env, data, left),
+                      Napi::Number::New(env, static_cast<double>(left))});
+      break;
+    }
+    size_t n = std::min(left, cap);
+    std::memcpy(dest, data, n);
+    data += n;
+    left -= n;
+    *byte = to - left;  // as Deliver's: moved on before the call
+    Call(on_data_, {clear_target_, Napi::Number::New(env, static_cast<double>(n))});
+  }
+  if (to == batch.len && left == 0) {
+    onread_rest_batch_ = nullptr;
+    std::string().swap(onread_rest_);
   }
 }
 

@@ -10,6 +10,7 @@ const nodeTls = require('node:tls');
 const { deprecate } = require('node:util');
 const { convertALPNProtocols } = require('./alpn');
 const { SecureContext, exportedCreateSecureContext, ticketKeysBuffer } = require('./context');
+const { bufferOf } = require('./bytes');
 const { codedError, invalidArgType } = require('./errors');
 const { TLSSocket } = require('./socket');
 const { validateServerPsk } = require('./psk');
@@ -110,6 +111,32 @@ function tlsConnectionListener(rawSocket) {
   }
 }
 
+// As node's, the servers of one program (and of a fleet started alike)
+// take each other's sessions. But a resumed session carries the client
+// certificate's verification from the handshake that made it, which OpenSSL
+// does not redo: a server that asks for client certificates differently or
+// trusts other CAs for them must not take them, so what it trusts is in the
+// default too. (node:tls uses the command line alone.)
+function defaultSessionIdContext(server, options) {
+  const hash = crypto.createHash('sha1').update(process.argv.join(' '));
+  hash.update(`\0${server.requestCert}\0${server.rejectUnauthorized}`);
+  for (const name of ['ca', 'crl', 'pfx']) {
+    hash.update(`\0${name}`);
+    const value = options[name];
+    if (!value) continue;
+    for (const item of Array.isArray(value) ? value : [value]) {
+      // pfx entries may be { buf, passphrase }.
+      const data = item !== null && typeof item === 'object' && !ArrayBuffer.isView(item) ? item.buf : item;
+      if (typeof data === 'string') {
+        hash.update(`\0s${Buffer.byteLength(data)}:`).update(data);
+      } else if (ArrayBuffer.isView(data)) {
+        hash.update(`\0b${data.byteLength}:`).update(bufferOf(data));
+      }
+    }
+  }
+  return hash.digest('hex').slice(0, 32);
+}
+
 class Server extends net.Server {
   constructor(options, listener) {
     if (typeof options === 'function') {
@@ -165,8 +192,7 @@ class Server extends net.Server {
     if (options.ticketKeys) this.ticketKeys = options.ticketKeys;
     if (options.pskCallback) this._pskCallback = options.pskCallback;
     if (options.pskIdentityHint) this._pskIdentityHint = options.pskIdentityHint;
-    const sessionIdContext = options.sessionIdContext ||
-      crypto.createHash('sha1').update(process.argv.join(' ')).digest('hex').slice(0, 32);
+    const sessionIdContext = options.sessionIdContext || defaultSessionIdContext(this, options);
     // As node's server: a falsy value of these is no value.
     this._sharedCreds = exportedCreateSecureContext({
       pfx: options.pfx || undefined,

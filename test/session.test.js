@@ -309,6 +309,32 @@ for (const version of ['TLSv1.2', 'TLSv1.3']) {
       assert.strictEqual(other.reused, false);
     });
 
+    // A resumed session carries the client certificate's verification from
+    // the handshake that made it. node:tls resumes it at any server of the
+    // program with the same ticket keys, whatever CAs that one trusts.
+    it('servers sharing ticket keys: a session resumes where the client CAs are the same, not where they differ',
+      async function () {
+        if (builtin) this.skip();
+        const keys = crypto.randomBytes(48);
+        const clientAuth = { ticketKeys: keys, requestCert: true, rejectUnauthorized: false };
+        const z = await start({ ...clientAuth, ca: fixtures.ca });
+        const alike = await start({ ...clientAuth, ca: [fixtures.ca] });
+        const other = await start({ ...clientAuth, ca: fixtures.selfSignedCert });
+        const authorized = new Map();
+        for (const { server } of [z, alike, other]) {
+          server.on('secureConnection', (sock) => authorized.set(server, sock.authorized));
+        }
+        const client = { key: fixtures.clientKey, cert: fixtures.clientCert };
+        const first = await connectOnce(z.server, z.port, client);
+        assert.strictEqual(authorized.get(z.server), true);
+        const same = await connectOnce(alike.server, alike.port, { ...client, session: first.sessions[0] });
+        assert.strictEqual(same.serverReused, true, 'servers trusting the same CA must share sessions');
+        assert.strictEqual(authorized.get(alike.server), true);
+        const elsewhere = await connectOnce(other.server, other.port, { ...client, session: first.sessions[0] });
+        assert.strictEqual(elsewhere.serverReused, false, 'resumed at a server that trusts other client CAs');
+        assert.strictEqual(authorized.get(other.server), false, 'a client its CAs do not vouch for came out authorized');
+      });
+
     // The session keeps the client's certificate, not its chain: node:tls
     // completes the chain from the trust store.
     it("a server's getPeerCertificate(true) on a resumed connection: the client's chain up to the CA",

@@ -230,10 +230,21 @@ function childCommand(o, impl, cell) {
   return { exe: o.bun, args };
 }
 
+function killGroup(child) {
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL');
+  }
+}
+
 // Run one child; resolve (never reject) with { ok, result, error, code }.
 function runChild(exe, script, args, o) {
   return new Promise((resolve) => {
-    const child = spawn(exe, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group: a timeout kills what it started too (https.js's
+    // load generator), which would otherwise hold the output pipes open and
+    // this run with them.
+    const child = spawn(exe, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     current = child;
     let stdout = '';
     let stderr = '';
@@ -245,7 +256,7 @@ function runChild(exe, script, args, o) {
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      child.kill('SIGKILL');
+      killGroup(child);
     }, (o.dur + WARMUP + 30) * 1000);
     const finish = (code, signal, spawnErr) => {
       clearTimeout(timer);
@@ -542,7 +553,7 @@ async function main() {
   process.on('SIGINT', () => {
     // Stop after the current child; print what we have.
     interrupted = true;
-    if (current) current.kill('SIGKILL');
+    if (current) killGroup(current);
   });
 
   const eta = Math.ceil((total * (o.dur + WARMUP + OVERHEAD)) / 60);

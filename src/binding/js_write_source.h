@@ -50,8 +50,11 @@ class JsWriteSource : public WriteSource {
   // encrypted). Only before JS runs again: the pointers read above are used.
   void CopyWithin(const char* base, size_t size) {
     if (base == nullptr || entries_ != js_entries) return;
+    // As addresses: the pointers are into unrelated objects.
+    auto begin = reinterpret_cast<uintptr_t>(base);
     for (Piece& piece : pieces_) {
-      if (piece.copied || piece.data >= base + size || piece.data + piece.length <= base) continue;
+      auto at = reinterpret_cast<uintptr_t>(piece.data);
+      if (piece.copied || at >= begin + size || at + piece.length <= begin) continue;
       copies_.emplace_back(piece.data, piece.length);
       piece.data = copies_.back().data();
       piece.copied = true;

@@ -103,6 +103,14 @@ describe('OCSP stapling', function () {
         assert.strictEqual(seen.response, null);
       });
 
+      it('callback(null, <empty Buffer>) staples nothing either: the handshake completes', async function () {
+        // An empty CertificateStatus would be refused by the client (OpenSSL
+        // fails the handshake), and browsers ask for stapling on every one.
+        const { log, seen } = await scenario({ server, onRequest: (cb) => cb(null, Buffer.alloc(0)) });
+        assert.deepStrictEqual(clientSide(log), ['OCSPResponse', 'secureConnect']);
+        assert.strictEqual(seen.response, null);
+      });
+
       it('no OCSPRequest listener: nothing stapled, OCSPResponse is null', async function () {
         const { log, seen } = await scenario({ server });
         assert.deepStrictEqual(clientSide(log), ['OCSPResponse', 'secureConnect']);

@@ -186,8 +186,11 @@ int Engine::StatusCallback(SSL* ssl, void* /*arg*/) {
   engine->has_ocsp_response_ = false;
   std::string response;
   response.swap(engine->ocsp_response_);
+  // An empty answer staples nothing, as in node:tls. Handed to OpenSSL, it
+  // would send an empty CertificateStatus, which clients reject as an error.
+  if (response.empty()) return SSL_TLSEXT_ERR_NOACK;
   // OpenSSL takes the memory over (and frees it with OPENSSL_free).
-  auto* copy = static_cast<unsigned char*>(OPENSSL_malloc(response.empty() ? 1 : response.size()));
+  auto* copy = static_cast<unsigned char*>(OPENSSL_malloc(response.size()));
   if (copy == nullptr) return SSL_TLSEXT_ERR_NOACK;
   std::memcpy(copy, response.data(), response.size());
   if (SSL_set_tlsext_status_ocsp_resp(ssl, copy, static_cast<long>(response.size())) != 1) {

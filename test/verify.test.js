@@ -11,6 +11,7 @@ const path = require('node:path');
 const tls = require('node:tls');
 const { X509Certificate } = require('node:crypto');
 const { execFile } = require('node:child_process');
+const { once } = require('node:events');
 const { fixture, fixtures, tlswrap, builtin, serverOptions, clientOptions, listen, closeServer } = require('./common');
 
 // Runs `fn(server, port)` against a listening tlswrap server, then closes it.
@@ -177,6 +178,36 @@ describe('verify: client checks the server', function () {
         });
       });
   }
+
+  it('a leaf naming as issuer a trusted certificate that may not sign: refused, and its chain stays short',
+    async function () {
+      // The trusted certificate is self-signed but its keyUsage forbids
+      // signing certificates, so OpenSSL does not take it for self-issued,
+      // yet its store offers it as its own issuer. Following that made the
+      // detailed chain repeat it up to the depth limit (101 objects).
+      const trusted = fixture('nokeycertsign-cert.pem');
+      const server = tlswrap.createServer({ key: fixture('misissued-key.pem'), cert: fixture('misissued-cert.pem') },
+        (sock) => sock.end());
+      const port = await listen(server);
+      try {
+        const client = tlswrap.connect(clientOptions(port, { ca: trusted, rejectUnauthorized: false }));
+        await once(client, 'secureConnect');
+        assert.strictEqual(client.authorized, false);
+        assert.strictEqual(client.authorizationError, 'CERT_SIGNATURE_FAILURE');
+        const chain = [];
+        for (let c = client.getPeerCertificate(true); c && c.subject && chain.length < 200; c = c.issuerCertificate) {
+          chain.push(c);
+          if (c.issuerCertificate === c) break;
+        }
+        assert.strictEqual(chain[0].subject.O, 'tlswrap misissued');
+        assert.ok(chain[1].raw.equals(new X509Certificate(trusted).raw));
+        // node:tls lists the trusted certificate twice (3 objects); never more.
+        assert.ok(chain.length <= 3, `${chain.length} certificates in the chain`);
+        client.destroy();
+      } finally {
+        await closeServer(server);
+      }
+    });
 
   it('ca given -> authorized true (TLS 1.2 and 1.3)', async function () {
     await withServer(serverOptions(), async (server, port) => {

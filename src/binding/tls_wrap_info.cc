@@ -178,11 +178,16 @@ void AppendIssuersFromStore(Napi::Env env, SSL* ssl, X509* cert, Napi::Array* ou
   X509Ptr held;  // the issuer found last: `cert` from the second round on
   // Bounded as OpenSSL bounds a chain's depth (a cross-signed pair loops).
   for (int depth = 0; depth < 100 && X509_check_issued(cert, cert) != X509_V_OK; depth++) {
-    X509* issuer = nullptr;
-    if (X509_STORE_CTX_get1_issuer(&issuer, store_ctx.get(), cert) != 1) break;
-    out->Set((*i)++, DerOf(env, issuer));
-    held.reset(issuer);
-    cert = issuer;
+    X509* found = nullptr;
+    if (X509_STORE_CTX_get1_issuer(&found, store_ctx.get(), cert) != 1) break;
+    X509Ptr issuer(found);
+    // A self-signed certificate whose keyUsage forbids signing certificates
+    // fails X509_check_issued above, yet the store offers it as its own
+    // issuer: it ends the chain instead of repeating in it.
+    if (X509_cmp(issuer.get(), cert) == 0) break;
+    out->Set((*i)++, DerOf(env, issuer.get()));
+    held = std::move(issuer);
+    cert = held.get();
   }
 }
 

@@ -52,12 +52,14 @@ function convertALPNProtocols(protocols, out) {
 }
 
 // The client's offer (wire format) as strings, and the offset of each.
+// Decoded as node:tls decodes it for ALPNCallback: 'ascii', which drops each
+// byte's high bit, so a callback sees the same names under either module.
 function parseWire(wire) {
   const names = [];
   const offsets = [];
   for (let at = 0; at < wire.length; at += 1 + wire[at]) {
     offsets.push(at);
-    names.push(wire.toString('latin1', at + 1, at + 1 + wire[at]));
+    names.push(wire.toString('ascii', at + 1, at + 1 + wire[at]));
   }
   return { names, offsets };
 }

@@ -318,6 +318,35 @@ describe('ALPN', function () {
       assert.strictEqual(r.server.alpnProtocol, 'b');
     });
 
+    it('without SNI, servername is false', async function () {
+      const calls = [];
+      await handshake(serverOptions({ ALPNCallback: (arg) => { calls.push(arg); return arg.protocols[0]; } }),
+        { ALPNProtocols: ['a'] });
+      assert.deepStrictEqual(calls, [{ servername: false, protocols: ['a'] }]);
+    });
+
+    it('names that are not ASCII reach JS one character per byte, as node:tls reads them', async function () {
+      // The client sends the servername as UTF-8 and the protocol as the
+      // bytes given. node:tls reads the servername and the negotiated
+      // protocol as latin1 and the offer ALPNCallback sees as 'ascii' (the
+      // high bit dropped); decoding as UTF-8 instead would make distinct
+      // names on the wire equal in JS (invalid sequences become U+FFFD).
+      const calls = [];
+      const sni = [];
+      const r = await handshake(serverOptions({
+        SNICallback: (name, cb) => { sni.push(name); cb(null); },
+        ALPNCallback: (arg) => { calls.push(arg); return arg.protocols[1]; },
+      }), {
+        servername: 'caf\u00e9.example', rejectUnauthorized: false,
+        ALPNProtocols: Buffer.from([2, 0xc3, 0xa9, 1, 0xff]),
+      });
+      assert.deepStrictEqual(sni, ['caf\u00c3\u00a9.example']);
+      assert.strictEqual(r.server.servername, 'caf\u00c3\u00a9.example');
+      assert.deepStrictEqual(calls, [{ servername: 'caf\u00c3\u00a9.example', protocols: ['C)', '\u007f'] }]);
+      assert.strictEqual(r.server.alpnProtocol, '\u00ff');
+      assert.strictEqual(r.client.alpnProtocol, '\u00ff');
+    });
+
     it('answering undefined refuses: no_application_protocol', async function () {
       const r = await handshake(serverOptions({ ALPNCallback: () => undefined }),
         { servername: 'localhost', ALPNProtocols: ['a'] });

@@ -9,6 +9,7 @@
 #include "js_write_source.h"
 #include "secure_context.h"
 #include "transport_js.h"
+#include "wire_string.h"
 
 namespace tlswrap {
 
@@ -552,9 +553,9 @@ void TLSWrap::DeliverEvent(const Event& event) {
       break;
     case EventType::kCertCb:
       // The servername, and whether the client asked for OCSP stapling.
-      Call(on_event_,
-           {Napi::Number::New(env, static_cast<int>(event.type)),
-            Napi::String::New(env, event.payload), Napi::Boolean::New(env, event.value != 0)});
+      Call(on_event_, {Napi::Number::New(env, static_cast<int>(event.type)),
+                       WireString(env, event.payload.data(), event.payload.size()),
+                       Napi::Boolean::New(env, event.value != 0)});
       return;
     case EventType::kOCSPResponse:
       // node:tls hands null to 'OCSPResponse' when nothing was stapled.

@@ -11,6 +11,7 @@
 #include "js_call.h"
 #include "js_write_source.h"
 #include "tls_wrap.h"
+#include "wire_string.h"
 
 namespace tlswrap {
 
@@ -175,7 +176,9 @@ int TLSWrap::SelectAlpn(const unsigned char* offer, unsigned int len) {
   try {
     Napi::HandleScope scope(env);
     const char* name = SSL_get_servername(ssl(), TLSEXT_NAMETYPE_host_name);
-    Napi::Value servername = name != nullptr ? Napi::String::New(env, name) : env.Undefined();
+    // No SNI: false, as node:tls passes it.
+    Napi::Value servername =
+        name != nullptr ? Napi::Value(WireString(env, name)) : Napi::Boolean::New(env, false);
     auto offered = Napi::Buffer<unsigned char>::Copy(env, offer, len);
     Napi::Value answer;
     if (!CallUnderOpenSSL(alpn_callback_, {servername, offered}, &answer) || !answer.IsNumber()) {

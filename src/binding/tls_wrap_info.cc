@@ -10,6 +10,7 @@
 #include "js_call.h"
 #include "secure_context.h"
 #include "tls_wrap.h"
+#include "wire_string.h"
 
 namespace tlswrap {
 
@@ -318,7 +319,7 @@ Napi::Value TLSWrap::GetALPNProtocol(const Napi::CallbackInfo& info) {
   unsigned int len = 0;
   SSL_get0_alpn_selected(ssl(), &data, &len);
   if (data == nullptr || len == 0) return Napi::Boolean::New(env, false);
-  return Napi::String::New(env, reinterpret_cast<const char*>(data), len);
+  return WireString(env, reinterpret_cast<const char*>(data), len);
 }
 
 Napi::Value TLSWrap::GetServername(const Napi::CallbackInfo& info) {
@@ -326,7 +327,7 @@ Napi::Value TLSWrap::GetServername(const Napi::CallbackInfo& info) {
   if (dead()) return Napi::Boolean::New(env, false);
   const char* name = SSL_get_servername(ssl(), TLSEXT_NAMETYPE_host_name);
   if (name == nullptr) return Napi::Boolean::New(env, false);
-  return Napi::String::New(env, name);
+  return WireString(env, name);
 }
 
 Napi::Value TLSWrap::ExportKeyingMaterial(const Napi::CallbackInfo& info) {

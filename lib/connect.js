@@ -43,6 +43,8 @@ function normalizeConnectArgs(args) {
 }
 
 let warnedAllowUnauthorized = false;
+// node:tls warns once per process about an IP address as the servername.
+let ipServernameWarned = false;
 
 // RFC 6066 forbids an IP address as the server name: node:tls sent one with
 // a warning (DEP0123) until it refused it (Node 26), in these words.
@@ -278,7 +280,6 @@ function connect(...args) {
     secureContext: context,
     rejectUnauthorized: options.rejectUnauthorized !== false,
     session: options.session,
-    servername: options.servername,
     ALPNProtocols: options.ALPNProtocols,
     pskCallback: options.pskCallback,
     onread: options.onread,
@@ -288,6 +289,16 @@ function connect(...args) {
     // The socket is attached below: node:tls takes its allowHalfOpen then.
     allowHalfOpen: options.socket ? !!options.socket.allowHalfOpen : options.allowHalfOpen,
   });
+  // Set here, as node:tls's connect() sets it: its TLSSocket constructor
+  // ignores a servername option.
+  if (options.servername) {
+    if (!ipServernameWarned && net.isIP(options.servername)) {
+      ipServernameWarned = true;
+      process.emitWarning('Setting the TLS ServerName to an IP address is not permitted by RFC 6066. ' +
+                          'This will be ignored in a future version.', 'DeprecationWarning', 'DEP0123');
+    }
+    socket.setServername(options.servername);
+  }
   socket._releaseErrors();
   const transport = options.socket || net.connect({
     path: options.path,

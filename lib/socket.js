@@ -88,9 +88,6 @@ function onNewListener(event) {
   }
 }
 
-// node:tls warns once per process about an IP address as the servername.
-let ipServernameWarned = false;
-
 function emitCloseNT(socket, hadError) {
   socket.emit('close', hadError);
 }
@@ -196,14 +193,6 @@ class TLSSocket extends net.Socket {
           throw codedError(TypeError, 'ERR_INVALID_ARG_TYPE', 'Session must be a buffer');
         }
         this.setSession(opts.session);
-      }
-      if (opts.servername) {
-        if (!ipServernameWarned && net.isIP(opts.servername)) {
-          ipServernameWarned = true;
-          process.emitWarning('Setting the TLS ServerName to an IP address is not permitted by RFC 6066. ' +
-                              'This will be ignored in a future version.', 'DeprecationWarning', 'DEP0123');
-        }
-        this.setServername(opts.servername);
       }
       if (opts.requestOCSP) handle.requestOCSP();
     }

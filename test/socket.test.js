@@ -999,6 +999,35 @@ describe('socket: construction and connecting, as node:tls', function () {
     }
   });
 
+  it("new TLSSocket(socket, { servername }) ignores the option, as node:tls's does; connect() sets it", async function () {
+    for (const value of [123, {}, true, Buffer.from('x'), 'example.com']) {
+      const sock = new tlswrap.TLSSocket(new net.Socket(), { servername: value });
+      assert.strictEqual(sock.servername, null);
+      sock.destroy();
+    }
+    // The constructor's servername is not sent; connect()'s is.
+    const seen = [];
+    const server = tlswrap.createServer(serverOptions(), (sock) => {
+      seen.push(sock.servername);
+      sock.on('error', () => {});
+      sock.resume();
+      sock.end('bye');
+    });
+    const port = await listen(server);
+    try {
+      const byHand = new tlswrap.TLSSocket(null, { servername: 'example.com', rejectUnauthorized: false });
+      byHand.connect(port, '127.0.0.1', () => byHand.write('x'));
+      await readBytes(byHand, 3);
+      byHand.destroy();
+      const client = tlswrap.connect({ port, host: '127.0.0.1', servername: 'example.com', rejectUnauthorized: false });
+      await readBytes(client, 3);
+      client.destroy();
+      assert.deepStrictEqual(seen, [false, 'example.com']);
+    } finally {
+      await closeServer(server);
+    }
+  });
+
   // node:tls's client TLSSocket made without a socket connects its own TCP
   // socket; the handshake runs (at the latest with the first write), 'secure'
   // comes, 'secureConnect' does not (that is tls.connect()'s).

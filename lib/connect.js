@@ -51,6 +51,12 @@ let ipServernameWarned = false;
 const refusesIpServername = Function.prototype.toString.call(nodeTls.connect)
   .includes('Setting the TLS ServerName to an IP address is not permitted.');
 
+// Node 24's connect() hands keepAlive, keepAliveInitialDelay and noDelay to
+// its TCP socket, which refuses a delay that is not a number; Node 20's and
+// 22's ignore all three. tlswrap honours them on every Node, but refuses no
+// delay where node:tls would never have read it.
+const readsKeepAliveDelay = Function.prototype.toString.call(nodeTls.connect).includes('keepAliveInitialDelay');
+
 // Node 20 asserts these (hence its code); Node 21 on validates them as
 // arguments.
 const validatesAsArguments = Number(process.versions.node.split('.')[0]) >= 21;
@@ -313,7 +319,8 @@ function connect(...args) {
     autoSelectFamilyAttemptTimeout: options.autoSelectFamilyAttemptTimeout,
     noDelay: options.noDelay,
     keepAlive: options.keepAlive,
-    keepAliveInitialDelay: options.keepAliveInitialDelay,
+    keepAliveInitialDelay: readsKeepAliveDelay || typeof options.keepAliveInitialDelay === 'number' ?
+      options.keepAliveInitialDelay : undefined,
     allowHalfOpen: options.allowHalfOpen,
   });
   socket._attach(transport, !options.socket);

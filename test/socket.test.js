@@ -451,6 +451,38 @@ describe('socket: pipe, end, destroy', function () {
 });
 
 describe('socket: options and lifetime', function () {
+  it('keepAliveInitialDelay that is not a number: refused where node:tls refuses it, and only there', async function () {
+    // Node 24's connect() validates it; Node 20's and 22's never read it.
+    const server = tlswrap.createServer(serverOptions(), (sock) => sock.end());
+    const port = await listen(server);
+    const attempt = (impl, delay) => {
+      try {
+        return impl.connect(clientOptions(port, { keepAlive: true, keepAliveInitialDelay: delay }));
+      } catch (err) {
+        return err;
+      }
+    };
+    try {
+      for (const delay of ['5', null, {}, true]) {
+        const reference = attempt(require('node:tls'), delay);
+        if (!(reference instanceof Error)) reference.on('error', () => {}).destroy();
+        const got = attempt(tlswrap, delay);
+        if (reference instanceof Error) {
+          assert.ok(got instanceof Error, `${delay}: connect() did not throw`);
+          assert.strictEqual(got.code, reference.code);
+          assert.strictEqual(got.message, reference.message);
+        } else {
+          assert.ok(!(got instanceof Error), `${delay}: ${got.message}`);
+          got.resume();
+          await once(got, 'secureConnect');
+          got.destroy();
+        }
+      }
+    } finally {
+      await closeServer(server);
+    }
+  });
+
   it('highWaterMark on connect sets both readable and writable high water marks', async function () {
     const p = await makePair({}, { highWaterMark: 1024 });
     try {

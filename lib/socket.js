@@ -278,6 +278,11 @@ class TLSSocket extends net.Socket {
     }
   }
 
+  _startForWrite() {
+    const transport = this._transport;
+    if (!this._tlsOptions.isServer && transport !== null && !awaitsConnect(transport)) this._start();
+  }
+
   // ---- engine -> JS ----
 
   _onClearData(chunk, nread) {
@@ -500,6 +505,9 @@ class TLSSocket extends net.Socket {
       cb(codedError(Error, 'ERR_STREAM_DESTROYED', 'Cannot call write after a stream was destroyed'));
       return;
     }
+    // A client made by hand on a connected socket starts its handshake with
+    // its first write, as node:tls's does (SSL_write begins it there).
+    if (!this._started) this._startForWrite();
     this._refreshTimeout();
     this._bytesWritten += bytes;
     this._writeCallback = cb;

@@ -704,6 +704,34 @@ describe('socket: options and lifetime', function () {
 });
 
 describe('socket: wrapping existing streams', function () {
+  it('new TLSSocket(<connected socket>) as a client: its first write starts the handshake, with setServername()\'s name',
+    async function () {
+      const seen = [];
+      const server = tlswrap.createServer(serverOptions(), (sock) => {
+        seen.push(sock.servername);
+        sock.on('error', () => {});
+        sock.once('data', (d) => sock.end(`got ${d}`));
+      });
+      const port = await listen(server);
+      const raw = net.connect(port, '127.0.0.1');
+      try {
+        await once(raw, 'connect');
+        const client = new tlswrap.TLSSocket(raw, { rejectUnauthorized: false });
+        client.setServername('localhost');
+        const events = [];
+        client.on('secure', () => events.push('secure'));
+        client.write('ping');
+        const got = await readBytes(client, 'got ping'.length);
+        assert.strictEqual(got.toString(), 'got ping');
+        assert.deepStrictEqual(events, ['secure']);
+        assert.deepStrictEqual(seen, ['localhost']);
+        client.destroy();
+      } finally {
+        raw.destroy();
+        await closeServer(server);
+      }
+    });
+
   // node:tls gives every TLSSocket an 'error' listener that re-emits
   // '_tlsError'; connect() drops it at once, a server at 'secureConnection'.
   // A socket made by hand keeps it: unhandled, its errors do not throw.

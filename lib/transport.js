@@ -8,6 +8,7 @@
 
 const net = require('node:net');
 const { invalidArgInstance } = require('./errors');
+const { writeCanceledError } = require('./socket_errors');
 
 const kOwner = Symbol('tlswrap.owner');
 const UV_EBADF = -require('node:os').constants.errno.EBADF;
@@ -21,11 +22,18 @@ const kAllowHalfOpen = Symbol('tlswrap.allowHalfOpen');
 function feed(handle, chunk) {
   try {
     if (chunk === null) handle.receiveEOF();
-    else handle.receive(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    else handle.receive(ArrayBuffer.isView(chunk) && !(chunk instanceof DataView) ? chunk : asBuffer(chunk));
   } catch (err) {
     process.nextTick(finishBatchNT, handle);
     throw err;
   }
+}
+// What a Duplex may hand over besides a Buffer, as node:tls's JS stream
+// takes it: a string (UTF-8), a DataView, an ArrayBuffer.
+function asBuffer(chunk) {
+  if (typeof chunk === 'string') return Buffer.from(chunk);
+  if (chunk instanceof DataView) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  return Buffer.from(chunk);
 }
 function finishBatchNT(handle) {
   handle.finishBatch();
@@ -59,7 +67,9 @@ function onTransportClose() {
     // The wait for the transport to finish is over: 'finish' comes before
     // 'close', as it does when node's shutdown fails.
     if (owner._transportFinish !== null) owner._transportFinish();
-    owner.destroy();
+    // A write the Duplex still held is lost: as node:tls's, the socket
+    // fails with it (ECANCELED), not only the write's callback.
+    owner.destroy(owner._writeCallback !== null ? writeCanceledError() : undefined);
   }
 }
 function onTransportDrain() {

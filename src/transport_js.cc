@@ -23,6 +23,10 @@ bool JsTransport::Write(Napi::Env env, CipherBuffer* out) {
   if (CallJs(env, receiver_.Value(), write_, {chunk}, async_context_, &more) != JsCallResult::kOk) {
     return false;
   }
+  // Backpressure is the callbacks': node's JS stream waits for them, not for
+  // 'drain'. A write that called back before returning false leaves nothing
+  // to wait for, and a Duplex that never emits 'drain' must not stall us.
+  if (idle()) return true;
   return !more.IsBoolean() || more.As<Napi::Boolean>().Value();
 }
 

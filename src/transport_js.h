@@ -20,6 +20,8 @@ class JsTransport : public Transport {
   uint64_t flushed() const override { return flushed_; }
   // The Duplex completed the oldest write still out.
   void Flushed();
+  // Every write has called back: the Duplex holds nothing of ours.
+  bool idle() const { return in_flight_.empty(); }
   void SetAsyncContext(napi_async_context context) override { async_context_ = context; }
 
  private:

@@ -12,7 +12,7 @@ const net = require('node:net');
 const path = require('node:path');
 const { Duplex, PassThrough, Readable, Writable, getDefaultHighWaterMark } = require('node:stream');
 const { execFile, spawn } = require('node:child_process');
-const { once } = require('node:events');
+const { EventEmitter, once } = require('node:events');
 const { builtin, fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer, makePair } = require('./common');
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -879,6 +879,98 @@ describe('socket: wrapping existing streams', function () {
       server.destroy();
       await Promise.all(done);
     }
+  });
+
+  // A Duplex-shaped object over a TCP socket, as programs hand-roll them:
+  // `views` hands over its reads as DataView / ArrayBuffer; `syncFalse`
+  // calls each write back at once yet answers false and never emits
+  // 'drain'; `closeAt` emits 'close' during that write.
+  class LooseDuplex extends EventEmitter {
+    constructor(sock, { views = false, syncFalse = false, closeAt = 0 } = {}) {
+      super();
+      this.sock = sock;
+      this.writes = 0;
+      this.closeAt = closeAt;
+      this.syncFalse = syncFalse;
+      let n = 0;
+      sock.on('data', (d) => {
+        if (!views) return this.emit('data', d);
+        const copy = new Uint8Array(d).buffer;
+        this.emit('data', n++ % 2 ? new DataView(copy) : copy);
+      });
+      sock.on('end', () => this.emit('end'));
+      sock.on('close', () => this.emit('close'));
+      sock.on('error', (err) => this.emit('error', err));
+    }
+
+    write(chunk, enc, cb) {
+      if (typeof enc === 'function') cb = enc;
+      this.sock.write(chunk);
+      if (++this.writes === this.closeAt) this.emit('close');
+      if (this.syncFalse) {
+        cb();
+        return false;
+      }
+      process.nextTick(cb);
+      return true;
+    }
+
+    end() { this.sock.end(); return this; }
+    destroy() { this.sock.destroy(); return this; }
+    pause() { this.sock.pause(); return this; }
+    resume() { this.sock.resume(); return this; }
+    cork() {}
+    uncork() {}
+    setNoDelay() {}
+    setKeepAlive() {}
+    setTimeout() {}
+    ref() {}
+    unref() {}
+  }
+
+  async function looseRoundTrip(looseOptions) {
+    const server = tlswrap.createServer(serverOptions(), (sock) => {
+      let got = 0;
+      sock.on('error', () => {});
+      sock.on('data', (d) => {
+        got += d.length;
+        if (got === 300000) sock.end(`got ${got}`);
+      });
+    });
+    const port = await listen(server);
+    const raw = net.connect(port, '127.0.0.1');
+    await once(raw, 'connect');
+    const loose = new LooseDuplex(raw, looseOptions);
+    const client = tlswrap.connect({ socket: loose, servername: 'localhost', ca: fixtures.ca });
+    const seen = { reply: '', errors: [], writeErrors: [] };
+    client.on('data', (d) => { seen.reply += d; });
+    client.on('error', (err) => seen.errors.push(err.code));
+    try {
+      await once(client, 'secureConnect');
+      for (let i = 0; i < 3; i++) client.write(Buffer.alloc(100000, i), (err) => err && seen.writeErrors.push(err.code));
+      await closed(client);
+      return seen;
+    } finally {
+      raw.destroy();
+      await closeServer(server);
+    }
+  }
+
+  it('a Duplex handing over DataViews and ArrayBuffers: read as their bytes', async function () {
+    const seen = await looseRoundTrip({ views: true });
+    assert.deepStrictEqual(seen, { reply: 'got 300000', errors: [], writeErrors: [] });
+  });
+
+  it("a Duplex whose write() calls back, answers false and never emits 'drain': no stall", async function () {
+    const seen = await looseRoundTrip({ syncFalse: true });
+    assert.deepStrictEqual(seen, { reply: 'got 300000', errors: [], writeErrors: [] });
+  });
+
+  it("a Duplex that closes with a write in flight: the write and the socket fail with ECANCELED", async function () {
+    const seen = await looseRoundTrip({ closeAt: 3 });
+    assert.deepStrictEqual(seen.errors, ['ECANCELED']);
+    // The writes queued behind it fail as the stream is destroyed.
+    assert.strictEqual(seen.writeErrors[0], 'ECANCELED', seen.writeErrors);
   });
 
   it('http.createServer fed tlswrap sockets; https.request/http.request over createConnection', async function () {

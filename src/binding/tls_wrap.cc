@@ -156,7 +156,10 @@ void TLSWrap::TransportDrained(const Napi::CallbackInfo& /*info*/) {
 
 void TLSWrap::CiphertextFlushed(const Napi::CallbackInfo& /*info*/) {
   if (dead() || native_ != nullptr) return;
-  static_cast<JsTransport*>(transport_.get())->Flushed();
+  auto* js = static_cast<JsTransport*>(transport_.get());
+  js->Flushed();
+  // All written has called back: no need to wait for a 'drain' (see Write).
+  if (js->idle()) engine_->SetTransportBlocked(false);
   engine_->SetFlushed(flushed_base_ + transport_->flushed());
   Cycle();
 }

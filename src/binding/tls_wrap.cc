@@ -44,14 +44,21 @@ TLSWrap::TLSWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<TLSWrap>(inf
   async_context_ =
       std::make_unique<Napi::AsyncContext>(env, "TLSWRAP", info.This().As<Napi::Object>());
 
-  // Alive until destroyed (or the environment goes away), whatever JS holds.
-  Ref();
-  self_ref_ = true;
+  // No strong reference to ourselves yet: until the native transport takes
+  // the connection (see UseNativeTransport), everything that can call in is
+  // JS (the socket, its Duplex's listeners), which holds this object, so a
+  // socket JS has dropped is collected with it, as node:tls's is.
   napi_add_env_cleanup_hook(env, CleanupHook, this);
   cleanup_hook_ = true;
 }
 
 TLSWrap::~TLSWrap() {
+  // Collected without destroy(): nothing in JS can reach the connection any
+  // more, so it goes now, sending nothing (no JS runs from here).
+  if (engine_) {
+    MarkDestroyed();
+    Release();
+  }
   if (idle_sweep_) idle_sweep_->Remove(&idle_entry_);
   if (cleanup_hook_) napi_remove_env_cleanup_hook(Env(), CleanupHook, this);
 }

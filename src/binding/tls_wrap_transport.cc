@@ -34,6 +34,10 @@ Napi::Value TLSWrap::UseNativeTransport(const Napi::CallbackInfo& info) {
   engine_->SetFlushed(flushed_base_);
   native_ = native.get();
   transport_ = std::move(native);
+  // libuv calls in from now on with no JS holding this object: alive until
+  // destroyed (or the environment goes away), whatever JS holds.
+  Ref();
+  self_ref_ = true;
   // Closing a libuv handle is asynchronous: at environment teardown node has
   // to wait for it, which only the async cleanup hook provides.
   if (cleanup_hook_) {

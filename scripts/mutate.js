@@ -246,6 +246,21 @@ const MUTATIONS = [
   ['error-code-case', 'src/binding/errors.cc',
     "c = c == ' ' ? '_' : static_cast<char>(std::toupper(c));", "c = c == ' ' ? '_' : c;",
     'error codes keep the reason\'s lower case (ERR_SSL_wrong_version_number)'],
+  ['ocsp-empty-staples', 'src/engine/engine_callbacks.cc',
+    'if (response.empty()) return SSL_TLSEXT_ERR_NOACK;\n  // OpenSSL takes the memory over (and frees it with OPENSSL_free).\n' +
+      '  auto* copy = static_cast<unsigned char*>(OPENSSL_malloc(response.size()));',
+    'auto* copy = static_cast<unsigned char*>(OPENSSL_malloc(response.empty() ? 1 : response.size()));',
+    'an empty OCSPRequest answer is stapled as an empty CertificateStatus (clients fail the handshake)'],
+  ['issuer-repeats', 'src/binding/tls_wrap_info.cc',
+    'if (X509_cmp(issuer.get(), cert) == 0) break;', '(void)0;',
+    'a trusted certificate that may not sign repeats in getPeerCertificate(true) up to the depth limit'],
+  ['self-ref-from-birth', 'src/binding/tls_wrap.cc',
+    '  napi_add_env_cleanup_hook(env, CleanupHook, this);\n  cleanup_hook_ = true;\n}',
+    '  Ref();\n  self_ref_ = true;\n  napi_add_env_cleanup_hook(env, CleanupHook, this);\n  cleanup_hook_ = true;\n}',
+    'every native object keeps itself alive until destroy(): sockets dropped on a JS Duplex are never collected'],
+  ['js-transport-waits-for-drain', 'src/transport_js.cc',
+    'if (idle()) return true;', '(void)0;',
+    "a Duplex whose write() calls back yet answers false stalls the engine until a 'drain' that never comes"],
 ];
 
 function log(...args) {

@@ -7,6 +7,7 @@
 
 const { inspect } = require('node:util');
 const { codedError, invalidArgType } = require('./errors');
+const { kOwner } = require('./transport');
 
 // The code's spelling was fixed in Node 23 (nodejs/node#52627).
 const HINT_FAILED = Number(process.versions.node.split('.')[0]) >= 23
@@ -28,61 +29,62 @@ function checkLength(psk, maxPskLen) {
   if (psk.length > maxPskLen) throw invalidArgValue('psk', psk, `Pre-shared key exceeds ${maxPskLen} bytes`);
 }
 
+// The engine calls these with the handle as `this`; they are shared and find
+// the socket through it (a closure over the socket, held by the native
+// object, would keep a socket JS has dropped alive).
+
 // Server: callback(socket, identity) answers with the key, or
 // { psk } (null/undefined: unknown identity).
-function serverAdapter(socket, callback) {
-  return function onPskServer(identity, maxPskLen) {
-    try {
-      const ret = callback.call(socket, socket, identity);
-      if (ret === null || ret === undefined) return undefined;
-      let psk;
-      if (ArrayBuffer.isView(ret)) {
-        psk = ret;
-      } else {
-        if (typeof ret !== 'object') {
-          throw invalidArgType('ret', ['Buffer', 'TypedArray', 'DataView', 'Object'], ret);
-        }
-        psk = ret.psk;
-        validateBuffer(psk, 'psk');
+function onPskServer(identity, maxPskLen) {
+  const socket = this[kOwner];
+  try {
+    const ret = socket._tlsOptions.pskCallback.call(socket, socket, identity);
+    if (ret === null || ret === undefined) return undefined;
+    let psk;
+    if (ArrayBuffer.isView(ret)) {
+      psk = ret;
+    } else {
+      if (typeof ret !== 'object') {
+        throw invalidArgType('ret', ['Buffer', 'TypedArray', 'DataView', 'Object'], ret);
       }
-      checkLength(psk, maxPskLen);
-      return psk;
-    } catch (err) {
-      socket.destroy(err);
-      return undefined;
+      psk = ret.psk;
+      validateBuffer(psk, 'psk');
     }
-  };
+    checkLength(psk, maxPskLen);
+    return psk;
+  } catch (err) {
+    socket.destroy(err);
+    return undefined;
+  }
 }
 
 // Client: callback(hint) answers with { psk, identity } (null/undefined:
 // offer no key). hint is null where the server sent none (always in TLS 1.3).
-function clientAdapter(socket, callback) {
-  return function onPskClient(hint, maxPskLen, maxIdentityLen) {
-    try {
-      const ret = callback.call(socket, hint);
-      if (ret === null || ret === undefined) return undefined;
-      if (typeof ret !== 'object' || Array.isArray(ret)) throw invalidArgType('ret', 'object', ret);
-      validateBuffer(ret.psk, 'psk');
-      checkLength(ret.psk, maxPskLen);
-      if (typeof ret.identity !== 'string') throw invalidArgType('identity', 'string', ret.identity);
-      if (Buffer.byteLength(ret.identity) > maxIdentityLen) {
-        throw invalidArgValue('identity', ret.identity, `PSK identity exceeds ${maxIdentityLen} bytes`);
-      }
-      return { psk: ret.psk, identity: ret.identity };
-    } catch (err) {
-      socket.destroy(err);
-      return undefined;
+function onPskClient(hint, maxPskLen, maxIdentityLen) {
+  const socket = this[kOwner];
+  try {
+    const ret = socket._tlsOptions.pskCallback.call(socket, hint);
+    if (ret === null || ret === undefined) return undefined;
+    if (typeof ret !== 'object' || Array.isArray(ret)) throw invalidArgType('ret', 'object', ret);
+    validateBuffer(ret.psk, 'psk');
+    checkLength(ret.psk, maxPskLen);
+    if (typeof ret.identity !== 'string') throw invalidArgType('identity', 'string', ret.identity);
+    if (Buffer.byteLength(ret.identity) > maxIdentityLen) {
+      throw invalidArgValue('identity', ret.identity, `PSK identity exceeds ${maxIdentityLen} bytes`);
     }
-  };
+    return { psk: ret.psk, identity: ret.identity };
+  } catch (err) {
+    socket.destroy(err);
+    return undefined;
+  }
 }
 
 // TLSSocket options -> the handle. Returns the error node:tls destroys the
 // socket with when OpenSSL refuses the hint, or null.
-function enablePsk(socket, handle, opts) {
+function enablePsk(handle, opts) {
   if (!opts.pskCallback) return null;
   if (typeof opts.pskCallback !== 'function') throw invalidArgType('pskCallback', 'function', opts.pskCallback);
-  const adapter = opts.isServer ? serverAdapter : clientAdapter;
-  handle.enablePskCallback(adapter(socket, opts.pskCallback));
+  handle.enablePskCallback(opts.isServer ? onPskServer : onPskClient);
   if (!opts.pskIdentityHint) return null;
   if (typeof opts.pskIdentityHint !== 'string') {
     throw invalidArgType('options.pskIdentityHint', 'string', opts.pskIdentityHint);

@@ -59,6 +59,25 @@ function onEngineData(chunk, a, b) {
 function onEngineEvent(type, arg, extra) {
   this[kOwner]._onEngineEvent(type, arg, extra);
 }
+// Runs on OpenSSL's stack (the engine needs the answer at once); answers
+// with the offset of the chosen protocol in the client's offer. Shared, the
+// socket found through the handle (`this`), as the engine's other callbacks:
+// the native object holds it strongly, and a closure over the socket would
+// keep a socket JS has dropped alive.
+function onALPN(servername, offer) {
+  const socket = this[kOwner];
+  const { names, offsets } = parseWire(offer);
+  const result = socket._tlsOptions.ALPNCallback.call(socket, { servername, protocols: names });
+  if (result === undefined) return undefined;
+  const index = names.indexOf(result);
+  if (index === -1) {
+    socket.destroy(codedError(TypeError, 'ERR_TLS_ALPN_CALLBACK_INVALID_RESULT',
+                              `ALPN callback returned a value (${result}) that did not match any of the ` +
+                              `client's offered protocols (${names.join(', ')})`));
+    return undefined;
+  }
+  return offsets[index];
+}
 function onEngineCiphertext(chunk) {
   return this[kOwner]._writeCiphertext(chunk);
 }
@@ -183,7 +202,7 @@ class TLSSocket extends net.Socket {
         throw invalidArgType('options.SNICallback', 'function', opts.SNICallback);
       }
       if (opts.SNICallback || wantsOCSPRequest(opts)) handle.enableCertCb();
-      if (typeof opts.ALPNCallback === 'function') this._enableALPNCallback(opts.ALPNCallback);
+      if (typeof opts.ALPNCallback === 'function') handle.enableALPNCallback(onALPN);
     } else {
       if (opts.session) {
         // The option reaches node's handle as it is: a Buffer, not the
@@ -197,7 +216,7 @@ class TLSSocket extends net.Socket {
       if (opts.requestOCSP) handle.requestOCSP();
     }
     if (opts.onread) this._setOnread(opts.onread);
-    const pskError = enablePsk(this, handle, opts);
+    const pskError = enablePsk(handle, opts);
 
     // As node:tls: until connect() or the server takes a socket over, its
     // errors go to '_tlsError' too, and a socket made by hand that nobody
@@ -238,25 +257,6 @@ class TLSSocket extends net.Socket {
     const buffer = fn();
     // Anything else goes to the engine as the function, which reports it.
     if (this._handle !== null) this._handle.setReadBuffer(ArrayBuffer.isView(buffer) ? buffer : fn);
-  }
-
-  // Runs on OpenSSL's stack (the engine needs the answer at once); answers
-  // with the offset of the chosen protocol in the client's offer.
-  _enableALPNCallback(callback) {
-    const socket = this;
-    this._handle.enableALPNCallback(function onALPN(servername, offer) {
-      const { names, offsets } = parseWire(offer);
-      const result = callback.call(socket, { servername, protocols: names });
-      if (result === undefined) return undefined;
-      const index = names.indexOf(result);
-      if (index === -1) {
-        socket.destroy(codedError(TypeError, 'ERR_TLS_ALPN_CALLBACK_INVALID_RESULT',
-                                  `ALPN callback returned a value (${result}) that did not match any of the ` +
-                                  `client's offered protocols (${names.join(', ')})`));
-        return undefined;
-      }
-      return offsets[index];
-    });
   }
 
   _attach(transport, own = false) {

@@ -1,11 +1,11 @@
 'use strict';
 
 // `node --expose-gc dropped-gc.js`: TLS sockets over in-memory Duplexes,
-// dropped without destroy() (a handshake the peer never answers, writes
-// waiting behind it, a server socket that heard nothing, a pair that had
-// finished its handshake and exchanged data), then garbage collected.
-// node:tls collects every one: nothing outside JS holds them. Prints
-// {"total": n, "alive": n} as its last line.
+// dropped without destroy(): a handshake the peer never answers, a write
+// waiting behind one, a server socket that heard nothing (with ALPN and PSK
+// callbacks, or none), a pair that finished its handshake and exchanged
+// data. Then garbage collected. Prints {"total": n, "alive": {kind: n}} as
+// its last line.
 
 const { Duplex, PassThrough } = require('node:stream');
 const { once } = require('node:events');
@@ -47,6 +47,12 @@ async function main() {
     const deaf = new tlswrap.TLSSocket(silent(), { isServer: true, secureContext: serverContext });
     deaf.on('error', () => {});
     refs.push(['deaf', new WeakRef(deaf)]);
+    // With callbacks the engine calls under OpenSSL (held by the native object).
+    const picky = new tlswrap.TLSSocket(silent(), {
+      isServer: true, secureContext: serverContext, ALPNCallback: () => undefined, pskCallback: () => null,
+    });
+    picky.on('error', () => {});
+    refs.push(['deafWithCallbacks', new WeakRef(picky)]);
   }
   for (let i = 0; i < PER_KIND; i++) {
     const [a, b] = duplexPair();

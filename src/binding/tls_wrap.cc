@@ -41,8 +41,10 @@ TLSWrap::TLSWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<TLSWrap>(inf
   idle_sweep_ = AddonData::Get(env)->idle_sweep;
   engine_->SetFreeBuffersWhenIdle(false);
   idle_entry_.engine = engine_.get();
-  async_context_ =
-      std::make_unique<Napi::AsyncContext>(env, "TLSWRAP", info.This().As<Napi::Object>());
+  // No resource object of ours: Node 26 holds an async context's resource
+  // strongly until napi_async_destroy, and this object as its own resource
+  // would never be collected without destroy() (node makes an empty one).
+  async_context_ = std::make_unique<Napi::AsyncContext>(env, "TLSWRAP");
 
   // No strong reference to ourselves yet: until the native transport takes
   // the connection (see UseNativeTransport), everything that can call in is

@@ -529,8 +529,11 @@ Napi::Value TLSWrap::GetFd(const Napi::CallbackInfo& info) {
 void TLSWrap::AsyncReset(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!async_context_) return;
-  Napi::Object resource = info[0].IsObject() ? info[0].As<Napi::Object>() : Value();
-  auto next = std::make_unique<Napi::AsyncContext>(env, "TLSWRAP", resource);
+  // Without one, node makes an empty resource (not this object: see the
+  // constructor).
+  auto next = info[0].IsObject()
+                  ? std::make_unique<Napi::AsyncContext>(env, "TLSWRAP", info[0].As<Napi::Object>())
+                  : std::make_unique<Napi::AsyncContext>(env, "TLSWRAP");
   retired_async_context_ = std::move(async_context_);
   async_context_ = std::move(next);
   if (transport_) transport_->SetAsyncContext(static_cast<napi_async_context>(*async_context_));

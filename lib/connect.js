@@ -46,16 +46,18 @@ let warnedAllowUnauthorized = false;
 // node:tls warns once per process about an IP address as the servername.
 let ipServernameWarned = false;
 
+// What this Node's own tls.connect() does, read once from its source.
+const nodeConnectSource = Function.prototype.toString.call(nodeTls.connect);
+
 // RFC 6066 forbids an IP address as the server name: node:tls sent one with
 // a warning (DEP0123) until it refused it (Node 26), in these words.
-const refusesIpServername = Function.prototype.toString.call(nodeTls.connect)
-  .includes('Setting the TLS ServerName to an IP address is not permitted.');
+const refusesIpServername = nodeConnectSource.includes('Setting the TLS ServerName to an IP address is not permitted.');
 
 // Node 24's connect() hands keepAlive, keepAliveInitialDelay and noDelay to
 // its TCP socket, which refuses a delay that is not a number; Node 20's and
 // 22's ignore all three. tlswrap honours them on every Node, but refuses no
 // delay where node:tls would never have read it.
-const readsKeepAliveDelay = Function.prototype.toString.call(nodeTls.connect).includes('keepAliveInitialDelay');
+const readsKeepAliveDelay = nodeConnectSource.includes('keepAliveInitialDelay');
 
 // Node 20 asserts these (hence its code); Node 21 on validates them as
 // arguments.

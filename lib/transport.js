@@ -22,15 +22,17 @@ const kAllowHalfOpen = Symbol('tlswrap.allowHalfOpen');
 function feed(handle, chunk) {
   try {
     if (chunk === null) handle.receiveEOF();
-    else handle.receive(ArrayBuffer.isView(chunk) && !(chunk instanceof DataView) ? chunk : asBuffer(chunk));
+    else handle.receive(asBytes(chunk));
   } catch (err) {
     process.nextTick(finishBatchNT, handle);
     throw err;
   }
 }
-// What a Duplex may hand over besides a Buffer, as node:tls's JS stream
-// takes it: a string (UTF-8), a DataView, an ArrayBuffer.
-function asBuffer(chunk) {
+// A Duplex's chunk as the engine reads it: a Buffer or typed array as it is,
+// and what node:tls's JS stream also takes: a string (UTF-8), a DataView, an
+// ArrayBuffer.
+function asBytes(chunk) {
+  if (ArrayBuffer.isView(chunk) && !(chunk instanceof DataView)) return chunk;
   if (typeof chunk === 'string') return Buffer.from(chunk);
   if (chunk instanceof DataView) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
   return Buffer.from(chunk);

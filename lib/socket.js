@@ -125,6 +125,7 @@ class TLSSocket extends net.Socket {
 
     this._tlsOptions = opts;
     this._madeBare = !socket; // see connecting
+    this._connectOptions = null; // connect()'s, for a socket it made
     this._secureEstablished = false;
     this._controlReleased = false;
     this._started = false;
@@ -411,15 +412,16 @@ class TLSSocket extends net.Socket {
   }
 
   _onEngineEnd() {
-    if (!this._secureEstablished) {
-      // The peer went away mid-handshake: node:tls reports it as a reset.
+    // The peer went away mid-handshake: node:tls reports it as a reset on
+    // the sockets of connect() and of a server. One made by hand just ends.
+    if (!this._secureEstablished && (this._connectOptions !== null || this.server)) {
       let err;
       if (this._tlsOptions.isServer) {
         err = codedError(Error, 'ECONNRESET', 'socket hang up');
       } else {
         err = codedError(Error, 'ECONNRESET',
                          'Client network socket disconnected before secure TLS connection was established');
-        const o = this._connectOptions || {};
+        const o = this._connectOptions;
         err.path = o.path;
         err.host = o.host;
         err.port = o.port;

@@ -82,10 +82,11 @@ function onTransportConnect() {
   const owner = this[kOwner];
   if (owner._handle === null) return;
   useTransport(owner);
-  // The handshake starts before the user's 'connect' listeners run, as with
-  // node:tls (its _start is the first 'connect' listener): an end() from one
-  // of them shuts down after the ClientHello.
-  owner._start();
+  // connect()'s handshake starts before the user's 'connect' listeners run,
+  // as with node:tls (its _start is the first 'connect' listener): an end()
+  // from one of them shuts down after the ClientHello. A client made by hand
+  // waits for its first write, as node:tls's does (SSL_write begins it).
+  if (owner._tlsOptions.isServer || owner._connectOptions !== null) owner._start();
   owner.emit('connect');
   if (this[kOwnTransport]) owner.emit('ready');
 }

@@ -732,6 +732,87 @@ describe('socket: wrapping existing streams', function () {
       }
     });
 
+  // A TCP server that records what a hand-made client says, and when.
+  async function listenRecording() {
+    const got = [];
+    const peers = [];
+    const server = net.createServer((s) => {
+      peers.push(s);
+      s.on('error', () => {});
+      s.on('data', (d) => got.push(d));
+    });
+    const port = await listen(server);
+    const close = async () => {
+      for (const s of peers) s.destroy();
+      await closeServer(server);
+    };
+    return { got, port, close };
+  }
+
+  async function handshakeWaitsForWrite(makeClient) {
+    const rec = await listenRecording();
+    const { client, raw } = makeClient(rec.port);
+    client.on('error', () => {});
+    try {
+      await once(raw, 'connect');
+      // Connected, nothing written: no ClientHello yet.
+      await sleep(200);
+      assert.strictEqual(rec.got.length, 0, 'the client spoke before its first write');
+      client.write('hello');
+      const deadline = Date.now() + 5000;
+      while (rec.got.length === 0 && Date.now() < deadline) await sleep(10);
+      assert.ok(rec.got.length > 0, 'no ClientHello after the first write');
+      assert.strictEqual(rec.got[0][0], 22, 'the first byte is not a handshake record');
+    } finally {
+      client.destroy();
+      raw.destroy();
+      await rec.close();
+    }
+  }
+
+  it('new TLSSocket(<connecting socket>) as a client: the handshake waits for its first write', async function () {
+    await handshakeWaitsForWrite((port) => {
+      const raw = net.connect(port, '127.0.0.1');
+      return { raw, client: new tlswrap.TLSSocket(raw, { rejectUnauthorized: false }) };
+    });
+  });
+
+  it('new TLSSocket() then connect(): the handshake waits for its first write', async function () {
+    await handshakeWaitsForWrite((port) => {
+      const client = new tlswrap.TLSSocket(null, { rejectUnauthorized: false });
+      client.connect(port, '127.0.0.1');
+      return { raw: client, client };
+    });
+  });
+
+  // node:tls reports a peer gone mid-handshake as ECONNRESET on connect()'s
+  // sockets (and a server's, as 'tlsClientError'); one made by hand ends.
+  it('a client made by hand whose peer closes mid-handshake: it ends, with no error', async function () {
+    const server = net.createServer((s) => s.once('data', () => s.end()));
+    const port = await listen(server);
+    const raw = net.connect(port, '127.0.0.1');
+    try {
+      await once(raw, 'connect');
+      const client = new tlswrap.TLSSocket(raw, { rejectUnauthorized: false });
+      const events = [];
+      for (const name of ['secure', 'end', 'error', '_tlsError']) {
+        client.on(name, (err) => events.push(err && err.code ? `${name} ${err.code}` : name));
+      }
+      client.on('data', () => {});
+      client.write('x');
+      await once(client, 'end');
+      await sleep(50);
+      assert.deepStrictEqual(events, ['end']);
+      const viaConnect = tlswrap.connect({ port, host: '127.0.0.1', rejectUnauthorized: false });
+      const [err] = await once(viaConnect, 'error');
+      assert.strictEqual(err.code, 'ECONNRESET');
+      client.destroy();
+    } finally {
+      raw.destroy();
+      await closeServer(server);
+    }
+  });
+
   // node:tls gives every TLSSocket an 'error' listener that re-emits
   // '_tlsError'; connect() drops it at once, a server at 'secureConnection'.
   // A socket made by hand keeps it: unhandled, its errors do not throw.

@@ -5,8 +5,11 @@
 
 const assert = require('node:assert');
 const { once } = require('node:events');
+const net = require('node:net');
 const tls = require('node:tls');
 const { builtin, fixtures, tlswrap, serverOptions, listen, closeServer } = require('./common');
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const otherOptions = { key: fixtures.otherKey, cert: fixtures.otherCert };
 
@@ -143,6 +146,115 @@ describe('SNI', function () {
   it("servername '' sends no SNI either", async function () {
     const r = await handshake(serverOptions(), { servername: '' });
     assert.strictEqual(r.server.servername, false);
+  });
+
+  describe('a ClientHello whose server_name is not one host name', function () {
+    // node:tls 22+ reads the name in its ClientHello callback and fails the
+    // handshake (decode_error) for anything but one host_name of 1 to 255
+    // bytes without a NUL; node 20 left it to OpenSSL, which takes an empty
+    // name. tlswrap does what node:tls 22+ does, on every Node.
+    before(function () {
+      if (builtin && Number(process.versions.node.split('.')[0]) < 22) this.skip();
+    });
+
+    // A node:tls client's ClientHello for `localhost`, captured once.
+    let hello;
+    before(async function () {
+      const raw = net.createServer();
+      const port = await listen(raw);
+      const got = new Promise((resolve) => raw.once('connection', (s) => {
+        let buf = Buffer.alloc(0);
+        s.on('data', (d) => {
+          buf = Buffer.concat([buf, d]);
+          if (buf.length >= 5 && buf.length >= 5 + buf.readUInt16BE(3)) {
+            s.destroy();
+            resolve(buf.subarray(0, 5 + buf.readUInt16BE(3)));
+          }
+        });
+      }));
+      const client = tls.connect({ host: '127.0.0.1', port, servername: 'localhost' });
+      client.on('error', () => {});
+      hello = await got;
+      client.destroy();
+      await closeServer(raw);
+    });
+
+    // `hello` with its server_name extension's body replaced by `body`.
+    function withServerName(body) {
+      let p = 5 + 4 + 2 + 32;
+      p += 1 + hello[p]; // session id
+      p += 2 + hello.readUInt16BE(p); // cipher suites
+      p += 1 + hello[p]; // compression methods
+      const extsAt = p;
+      let q = p + 2;
+      while (hello.readUInt16BE(q) !== 0) q += 4 + hello.readUInt16BE(q + 2);
+      const oldLen = hello.readUInt16BE(q + 2);
+      const head = Buffer.alloc(4);
+      head.writeUInt16BE(body.length, 2);
+      const out = Buffer.concat([hello.subarray(0, q), head, body, hello.subarray(q + 4 + oldLen)]);
+      out.writeUInt16BE(out.readUInt16BE(extsAt) + body.length - oldLen, extsAt);
+      out.writeUInt16BE(out.length - 5, 3);
+      out.writeUIntBE(out.length - 9, 6, 3);
+      return out;
+    }
+    function hostName(name, { type = 0, listDelta = 0, nameDelta = 0 } = {}) {
+      const body = Buffer.alloc(5 + name.length);
+      body.writeUInt16BE(3 + name.length + listDelta, 0);
+      body[2] = type;
+      body.writeUInt16BE(name.length + nameDelta, 3);
+      name.copy(body, 5);
+      return body;
+    }
+
+    // What the server says to `body`: its SNICallback's names, its
+    // tlsClientError codes, and the first record it answers (22 for a
+    // ServerHello, or the alert's description).
+    async function serve(body) {
+      const names = [];
+      const errors = [];
+      const server = tlswrap.createServer(serverOptions({
+        SNICallback: (name, cb) => { names.push(name); cb(null); },
+      }));
+      server.on('tlsClientError', (err) => errors.push(err.code));
+      const port = await listen(server);
+      const sock = net.connect(port, '127.0.0.1', () => sock.write(withServerName(body)));
+      sock.on('error', () => {});
+      let reply = Buffer.alloc(0);
+      sock.on('data', (d) => { reply = Buffer.concat([reply, d]); });
+      try {
+        const deadline = Date.now() + 5000;
+        while (reply.length < 7 && !sock.destroyed && Date.now() < deadline) await sleep(10);
+        await sleep(20);
+        return { names: [...names], errors: [...errors], reply: reply[0] === 21 ? `alert ${reply[6]}` : reply[0] };
+      } finally {
+        sock.destroy();
+        await closeServer(server);
+      }
+    }
+
+    const refused = { names: [], errors: ['ERR_SSL_CALLBACK_FAILED'], reply: 'alert 50' };
+    for (const [what, body] of [
+      ['an empty name', hostName(Buffer.alloc(0))],
+      ['a name with a NUL', hostName(Buffer.from('a\0b.example'))],
+      ['a name of 256 bytes', hostName(Buffer.alloc(256, 0x61))],
+      ['a name type other than host_name', hostName(Buffer.from('a.example'), { type: 1 })],
+      ['a list length that is not the rest', hostName(Buffer.from('a.example'), { listDelta: 1 })],
+      ['a name length that is not the rest', hostName(Buffer.from('a.example'), { nameDelta: -2 })],
+      ['a second entry', Buffer.concat([hostName(Buffer.from('a.example'), { listDelta: 4 }), Buffer.from([1, 0, 1, 0x62])])],
+      ['no list at all', Buffer.from([0, 0])],
+    ]) {
+      it(`${what}: decode_error, tlsClientError ERR_SSL_CALLBACK_FAILED`, async function () {
+        assert.deepStrictEqual(await serve(body), refused);
+      });
+    }
+
+    it('names of 1 and 255 bytes, and bytes above 0x7f, are served', async function () {
+      assert.deepStrictEqual(await serve(hostName(Buffer.from('.'))), { names: ['.'], errors: [], reply: 22 });
+      const long = 'a'.repeat(255);
+      assert.deepStrictEqual(await serve(hostName(Buffer.from(long))), { names: [long], errors: [], reply: 22 });
+      assert.deepStrictEqual(await serve(hostName(Buffer.from([0x68, 0xe9, 0x2e, 0x63, 0x6f]))),
+        { names: ['h\u00e9.co'], errors: [], reply: 22 });
+    });
   });
 
   describe('server.addContext', function () {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cipher_buffer.h"
@@ -277,7 +278,7 @@ class Engine {
   static int ClientHelloCallback(SSL* ssl, int* alert, void* arg);
   static SSL_SESSION* GetSessionCallback(SSL* ssl, const unsigned char* id, int len, int* copy);
   static int VerifyCallback(int preverify_ok, X509_STORE_CTX* ctx);
-  void BindSessionsToServerName();
+  void BindSessionsToServerName(std::string_view name);
 
   // Step() but for what a Destroy() from a Delegate call leaves behind.
   bool Pump(Batch* out);

@@ -202,17 +202,28 @@ int Engine::StatusCallback(SSL* ssl, void* /*arg*/) {
 
 namespace {
 
-// The host_name of a ClientHello's server_name extension, or empty. OpenSSL
-// parses the extension only after the ClientHello callback and refuses a
-// malformed one itself, so anything unexpected here is just "no name".
-std::string_view ClientHelloServerName(SSL* ssl) {
+// The host_name of a ClientHello's server_name extension. As node:tls 22+
+// (whose ClientHello callback reads the name itself), anything but one
+// host_name of 1 to 255 bytes without a NUL fails the handshake there, with
+// decode_error: OpenSSL alone would take an empty name.
+enum class ServerNameStatus { kAbsent, kValid, kInvalid };
+
+ServerNameStatus ClientHelloServerName(SSL* ssl, std::string_view* name) {
   const unsigned char* p = nullptr;
   size_t len = 0;
-  if (SSL_client_hello_get0_ext(ssl, TLSEXT_TYPE_server_name, &p, &len) != 1 || len < 5) return {};
+  if (SSL_client_hello_get0_ext(ssl, TLSEXT_TYPE_server_name, &p, &len) != 1) {
+    return ServerNameStatus::kAbsent;
+  }
+  if (len < 5) return ServerNameStatus::kInvalid;
   size_t list_len = (size_t{p[0]} << 8) | p[1];
   size_t name_len = (size_t{p[3]} << 8) | p[4];
-  if (list_len != len - 2 || p[2] != TLSEXT_NAMETYPE_host_name || name_len > len - 5) return {};
-  return std::string_view(reinterpret_cast<const char*>(p + 5), name_len);
+  if (list_len != len - 2 || p[2] != TLSEXT_NAMETYPE_host_name || name_len != len - 5 ||
+      name_len == 0 || name_len > TLSEXT_MAXLEN_host_name ||
+      std::memchr(p + 5, 0, name_len) != nullptr) {
+    return ServerNameStatus::kInvalid;
+  }
+  *name = std::string_view(reinterpret_cast<const char*>(p + 5), name_len);
+  return ServerNameStatus::kValid;
 }
 
 }  // namespace
@@ -222,8 +233,7 @@ std::string_view ClientHelloServerName(SSL* ssl) {
 // OpenSSL looks the offered session (ticket or id) up. Derived from the
 // context's own value each time, so a ClientHello seen twice (a retried
 // callback, a HelloRetryRequest) binds the same way.
-void Engine::BindSessionsToServerName() {
-  std::string_view name = ClientHelloServerName(ssl());
+void Engine::BindSessionsToServerName(std::string_view name) {
   std::string id = sid_ctx_;
   if (!name.empty()) {
     std::string input = id;
@@ -241,10 +251,15 @@ void Engine::BindSessionsToServerName() {
                              static_cast<unsigned int>(id.size()));
 }
 
-int Engine::ClientHelloCallback(SSL* ssl, int* /*alert*/, void* /*arg*/) {
+int Engine::ClientHelloCallback(SSL* ssl, int* alert, void* /*arg*/) {
   Engine* engine = FromSSL(ssl);
-  if (engine != nullptr && engine->is_server_ && engine->phase_ == Phase::kHandshake) {
-    engine->BindSessionsToServerName();
+  if (engine != nullptr && engine->is_server_) {
+    std::string_view name;
+    if (ClientHelloServerName(ssl, &name) == ServerNameStatus::kInvalid) {
+      *alert = SSL_AD_DECODE_ERROR;
+      return SSL_CLIENT_HELLO_ERROR;
+    }
+    if (engine->phase_ == Phase::kHandshake) engine->BindSessionsToServerName(name);
   }
   if (engine == nullptr || !engine->is_server_ || engine->resume_ == Pause::kDone) {
     return SSL_CLIENT_HELLO_SUCCESS;

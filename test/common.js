@@ -161,6 +161,31 @@ const peerEnv = { ...process.env };
 for (const name of ['LD_PRELOAD', 'ASAN_OPTIONS', 'UBSAN_OPTIONS']) delete peerEnv[name];
 module.exports.peerEnv = peerEnv;
 
+// The bytes a node:tls client sends first: one complete ClientHello record
+// (`extra`: its connect() options).
+async function captureClientHello(extra = {}) {
+  const net = require('node:net');
+  const raw = net.createServer();
+  const port = await listen(raw);
+  const got = new Promise((resolve) => raw.once('connection', (s) => {
+    let buf = Buffer.alloc(0);
+    s.on('data', (d) => {
+      buf = Buffer.concat([buf, d]);
+      if (buf.length >= 5 && buf.length >= 5 + buf.readUInt16BE(3)) {
+        s.destroy();
+        resolve(buf.subarray(0, 5 + buf.readUInt16BE(3)));
+      }
+    });
+  }));
+  const client = require('node:tls').connect({ host: '127.0.0.1', port, servername: 'localhost', ...extra });
+  client.on('error', () => {});
+  const hello = await got;
+  client.destroy();
+  await closeServer(raw);
+  return hello;
+}
+module.exports.captureClientHello = captureClientHello;
+
 // True under npm run test:asan. ASan holds freed memory in quarantine and
 // pads every allocation, so RSS says nothing about our memory there: the
 // RSS bounds are checked by the plain runs only.

@@ -19,6 +19,7 @@ const { spawn, spawnSync } = require('node:child_process');
 const { once } = require('node:events');
 const {
   fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer, sanitized, SocketDuplex,
+  captureClientHello,
 } = require('./common');
 
 const SLOW_LORIS_CLIENTS = Number(process.env.TLSWRAP_HOSTILE_CLIENTS) || 200;
@@ -85,28 +86,6 @@ async function goodRoundTrip(port, extra, { halfOpenServer = false } = {}) {
   } finally {
     client.destroy();
   }
-}
-
-// The bytes a node:tls client sends first: one complete ClientHello record.
-async function captureClientHello(extra = {}) {
-  const raw = net.createServer();
-  const port = await listen(raw);
-  const got = new Promise((resolve) => raw.once('connection', (s) => {
-    let buf = Buffer.alloc(0);
-    s.on('data', (d) => {
-      buf = Buffer.concat([buf, d]);
-      if (buf.length >= 5 && buf.length >= 5 + buf.readUInt16BE(3)) {
-        s.destroy();
-        resolve(buf.subarray(0, 5 + buf.readUInt16BE(3)));
-      }
-    });
-  }));
-  const client = tls.connect({ host: '127.0.0.1', port, servername: 'localhost', ...extra });
-  client.on('error', () => {});
-  const hello = await got;
-  client.destroy();
-  await closeServer(raw);
-  return hello;
 }
 
 // Resolves once `sock` has closed, whatever error it saw on the way (an

@@ -7,7 +7,7 @@ const assert = require('node:assert');
 const { once } = require('node:events');
 const net = require('node:net');
 const tls = require('node:tls');
-const { builtin, fixtures, tlswrap, serverOptions, listen, closeServer } = require('./common');
+const { builtin, captureClientHello, fixtures, tlswrap, serverOptions, listen, closeServer } = require('./common');
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -160,23 +160,7 @@ describe('SNI', function () {
     // A node:tls client's ClientHello for `localhost`, captured once.
     let hello;
     before(async function () {
-      const raw = net.createServer();
-      const port = await listen(raw);
-      const got = new Promise((resolve) => raw.once('connection', (s) => {
-        let buf = Buffer.alloc(0);
-        s.on('data', (d) => {
-          buf = Buffer.concat([buf, d]);
-          if (buf.length >= 5 && buf.length >= 5 + buf.readUInt16BE(3)) {
-            s.destroy();
-            resolve(buf.subarray(0, 5 + buf.readUInt16BE(3)));
-          }
-        });
-      }));
-      const client = tls.connect({ host: '127.0.0.1', port, servername: 'localhost' });
-      client.on('error', () => {});
-      hello = await got;
-      client.destroy();
-      await closeServer(raw);
+      hello = await captureClientHello();
     });
 
     // `hello` with its server_name extension's body replaced by `body`.

@@ -64,19 +64,26 @@ function onEngineEvent(type, arg, extra) {
 // socket found through the handle (`this`), as the engine's other callbacks:
 // the native object holds it strongly, and a closure over the socket would
 // keep a socket JS has dropped alive.
+// What the user's callback throws fails this connection ('tlsClientError'),
+// as with node:tls: thrown out of here it would reach the process.
 function onALPN(servername, offer) {
   const socket = this[kOwner];
-  const { names, offsets } = parseWire(offer);
-  const result = socket._tlsOptions.ALPNCallback.call(socket, { servername, protocols: names });
-  if (result === undefined) return undefined;
-  const index = names.indexOf(result);
-  if (index === -1) {
-    socket.destroy(codedError(TypeError, 'ERR_TLS_ALPN_CALLBACK_INVALID_RESULT',
-                              `ALPN callback returned a value (${result}) that did not match any of the ` +
-                              `client's offered protocols (${names.join(', ')})`));
+  try {
+    const { names, offsets } = parseWire(offer);
+    const result = socket._tlsOptions.ALPNCallback.call(socket, { servername, protocols: names });
+    if (result === undefined) return undefined;
+    const index = names.indexOf(result);
+    if (index === -1) {
+      socket.destroy(codedError(TypeError, 'ERR_TLS_ALPN_CALLBACK_INVALID_RESULT',
+                                `ALPN callback returned a value (${result}) that did not match any of the ` +
+                                `client's offered protocols (${names.join(', ')})`));
+      return undefined;
+    }
+    return offsets[index];
+  } catch (err) {
+    socket.destroy(err);
     return undefined;
   }
-  return offsets[index];
 }
 function onEngineCiphertext(chunk) {
   return this[kOwner]._writeCiphertext(chunk);

@@ -460,6 +460,30 @@ describe('ALPN', function () {
       assert.strictEqual(r.client.error.code, 'ECONNRESET');
     });
 
+    it('throwing fails that connection (tlsClientError with the error), and the server serves the next', async function () {
+      const boom = new Error('unsupported ALPN offer');
+      const opts = serverOptions({
+        ALPNCallback: ({ protocols }) => {
+          if (!protocols.includes('h2')) throw boom;
+          return 'h2';
+        },
+      });
+      const r = await handshake(opts, { servername: 'localhost', ALPNProtocols: ['evil'] });
+      assert.deepStrictEqual(r.server.events, ['tlsClientError']);
+      assert.strictEqual(r.server.error, boom);
+      assert.deepStrictEqual(r.client.events, ['error']);
+      const ok = await handshake(opts, { servername: 'localhost', ALPNProtocols: ['h2'] });
+      assert.strictEqual(ok.client.alpnProtocol, 'h2');
+    });
+
+    it('answering a Symbol: tlsClientError with the TypeError of making its message, no crash', async function () {
+      const r = await handshake(serverOptions({ ALPNCallback: () => Symbol('h2') }),
+        { servername: 'localhost', ALPNProtocols: ['h2'] });
+      assert.deepStrictEqual(r.server.events, ['tlsClientError']);
+      assert.strictEqual(r.server.error.name, 'TypeError');
+      assert.match(r.server.error.message, /Symbol/);
+    });
+
     it('with ALPNProtocols too: throws ERR_TLS_ALPN_CALLBACK_WITH_PROTOCOLS', function () {
       assert.throws(() => tlswrap.createServer(serverOptions({ ALPNCallback: () => 'a', ALPNProtocols: ['a'] })),
         { name: 'TypeError', code: 'ERR_TLS_ALPN_CALLBACK_WITH_PROTOCOLS' });

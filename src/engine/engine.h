@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -342,6 +343,8 @@ class Engine {
   Pause resume_ = Pause::kDone;  // kNone once a listener asks
   SslSessionPtr loaded_session_;
   std::string sid_ctx_;  // the server context's sessionIdContext
+  // The server name of the handshake's first ClientHello ("" for none).
+  std::optional<std::string> hello_name_;
 
   Phase phase_ = Phase::kNew;
   bool reading_ = true;

@@ -259,7 +259,19 @@ int Engine::ClientHelloCallback(SSL* ssl, int* alert, void* /*arg*/) {
       *alert = SSL_AD_DECODE_ERROR;
       return SSL_CLIENT_HELLO_ERROR;
     }
-    if (engine->phase_ == Phase::kHandshake) engine->BindSessionsToServerName(name);
+    if (engine->phase_ == Phase::kHandshake) {
+      // The ClientHello after a HelloRetryRequest must name the server the
+      // first one named (RFC 8446 4.1.2): the context, its certificate and
+      // its trust for client certificates were chosen by the first, and a
+      // session bound to another name would carry that verification there.
+      if (!engine->hello_name_) {
+        engine->hello_name_.emplace(name);
+      } else if (*engine->hello_name_ != name) {
+        *alert = SSL_AD_ILLEGAL_PARAMETER;
+        return SSL_CLIENT_HELLO_ERROR;
+      }
+      engine->BindSessionsToServerName(name);
+    }
   }
   if (engine == nullptr || !engine->is_server_ || engine->resume_ == Pause::kDone) {
     return SSL_CLIENT_HELLO_SUCCESS;

@@ -163,9 +163,12 @@ function checkIdentity(socket, check, hostname) {
 // stores nothing. The session offered is dropped when the server declined it
 // or the connection failed before it was secure (with it, or on the check of
 // a resumed connection).
-function useSessionCache(socket, cache, key, offered) {
+// A session passed by hand (`handPassed`) that resumed brings its own
+// verification, made under another trust configuration maybe: the sessions
+// that connection receives carry it on, so they are not this key's.
+function useSessionCache(socket, cache, key, offered, handPassed) {
   socket.on('session', (session) => {
-    if (socket.authorized) cache.set(key, session);
+    if (socket.authorized && !(handPassed && socket.isSessionReused())) cache.set(key, session);
   });
   const hint = keyShareHint(key);
   if (hint !== undefined) socket._handle.predictKeyShare(hint);
@@ -331,7 +334,9 @@ function connect(...args) {
   if (options.timeout) socket.setTimeout(options.timeout);
   if (cb) socket.once('secureConnect', cb);
   socket.on('secure', onConnectSecure);
-  if (cache !== null && key !== null) useSessionCache(socket, cache, key, offered);
+  if (cache !== null && key !== null) {
+    useSessionCache(socket, cache, key, offered, offered === undefined && options.session !== undefined);
+  }
   if (!awaitsConnect(transport)) socket._start();
   return socket;
 }

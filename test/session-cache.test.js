@@ -396,6 +396,42 @@ async function connectOnceSServer(peer, extra) {
       assert.strictEqual(strict.error.code, 'UNABLE_TO_GET_ISSUER_CERT');
     });
 
+    // A session passed by hand resumes with the verification it was made
+    // with (node:tls does the same); the ticket that connection receives
+    // (s_server sends one on a resumption) must not become a session of a
+    // key whose CA never verified the server.
+    it('a hand-passed session that resumed feeds nothing to the cache', async function () {
+      if (!hasOpenssl) this.skip();
+      const peer = await startSServer(['-www', '-tls1_3'], 3);
+      try {
+        let session;
+        const first = tlswrap.connect(clientOptions(peer.port));
+        first.on('session', (t) => { session = t; });
+        await once(first, 'secureConnect');
+        first.write('GET / HTTP/1.0\r\n\r\n');
+        first.resume();
+        if (!first.closed) await once(first, 'close');
+        assert.ok(session, 'no session from the first connection');
+        const sessionCache = new tlswrap.SessionCache();
+        const untrusting = { sessionCache, ca: fixtures.selfSignedCert };
+        const tickets = [];
+        const handed = tlswrap.connect(clientOptions(peer.port, { ...untrusting, session }));
+        handed.on('session', (t) => tickets.push(t));
+        await once(handed, 'secureConnect');
+        assert.strictEqual(handed.isSessionReused(), true);
+        handed.write('GET / HTTP/1.0\r\n\r\n');
+        handed.resume();
+        if (!handed.closed) await once(handed, 'close');
+        assert.ok(tickets.length >= 1, 'the resumed connection received no ticket');
+        assert.strictEqual(sessionCache.size, 0);
+        const next = tlswrap.connect(clientOptions(peer.port, untrusting));
+        const [err] = await once(next, 'error');
+        assert.strictEqual(err.code, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+      } finally {
+        await peer.stop();
+      }
+    });
+
     // A pskCallback picks the identity and key per connection: a session
     // from one identity would stand in for another's (the server never asks).
     it('connections with a pskCallback neither store nor take sessions', async function () {

@@ -20,7 +20,7 @@ const { addNetSurface } = require('./net_surface');
 const { addTlsSurface } = require('./tls_surface');
 require('./handle_surface');
 const { addHandshakeEvents } = require('./handshake_events');
-const { addSocketErrors, writeCanceledError } = require('./socket_errors');
+const { addSocketErrors, systemError, writeCanceledError } = require('./socket_errors');
 const { enablePsk } = require('./psk');
 const { traceOption, wantsOCSPRequest } = require('./ocsp');
 
@@ -484,7 +484,11 @@ class TLSSocket extends net.Socket {
 
   _writeCiphertext(chunk) {
     const transport = this._transport;
-    if (!transport || transport.destroyed || transport.writableEnded) return true;
+    if (!transport || transport.destroyed || transport.writableEnded) {
+      // Out of the engine's call first: it counts this write as in flight.
+      process.nextTick(ciphertextLostNT, this);
+      return true;
+    }
     if (this._flushedCallback === null) this._flushedCallback = onCiphertextFlushed.bind(transport);
     return transport.write(chunk, this._flushedCallback);
   }
@@ -596,6 +600,25 @@ addNetSurface(TLSSocket);
 addTlsSurface(TLSSocket);
 addHandshakeEvents(TLSSocket);
 addSocketErrors(TLSSocket);
+
+// Ciphertext the transport can no longer take (ended, or destroyed without
+// a 'close'). A write of the user's waiting on it fails with EPIPE, and the
+// socket with it, as node:tls's do; without one (a close_notify after the
+// transport ended) it counts as written, so the engine does not wait on it.
+function ciphertextLostNT(socket) {
+  const handle = socket._handle;
+  if (handle === null) return;
+  const cb = socket._writeCallback;
+  if (cb === null) {
+    handle.ciphertextFlushed();
+    return;
+  }
+  const err = systemError('write', 'EPIPE');
+  socket._writeCallback = null;
+  socket._writeQueueSize = 0;
+  cb(err);
+  socket.destroy(err);
+}
 
 function resumeEngineNT(socket) {
   socket._resumeEngine();

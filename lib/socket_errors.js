@@ -89,4 +89,4 @@ function addSocketErrors(Socket) {
   addSurface(Socket, SocketErrors);
 }
 
-module.exports = { addSocketErrors, writeCanceledError };
+module.exports = { addSocketErrors, systemError, writeCanceledError };

@@ -13,7 +13,9 @@ const path = require('node:path');
 const { Duplex, PassThrough, Readable, Writable, getDefaultHighWaterMark } = require('node:stream');
 const { execFile, spawn } = require('node:child_process');
 const { EventEmitter, once } = require('node:events');
-const { builtin, fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer, makePair } = require('./common');
+const {
+  builtin, fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer, makePair, SocketDuplex,
+} = require('./common');
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -1053,6 +1055,38 @@ describe('socket: wrapping existing streams', function () {
     // The writes queued behind it fail as the stream is destroyed.
     assert.strictEqual(seen.writeErrors[0], 'ECANCELED', seen.writeErrors);
   });
+
+  // A Duplex that goes away without a 'close' (emitClose off): a write
+  // after that cannot leave. node:tls fails it, and the socket, with EPIPE.
+  for (const how of ['ended', 'destroyed']) {
+    it(`a Duplex ${how} without 'close': a later write and the socket fail with EPIPE`, async function () {
+      const server = tlswrap.createServer(serverOptions(), (sock) => {
+        sock.on('error', () => {});
+        sock.resume();
+      });
+      const port = await listen(server);
+      const raw = net.connect(port, '127.0.0.1');
+      try {
+        await once(raw, 'connect');
+        const duplex = new SocketDuplex(raw);
+        duplex._writableState.emitClose = false;
+        duplex._readableState.emitClose = false;
+        const client = tlswrap.connect({ socket: duplex, servername: 'localhost', ca: fixtures.ca });
+        const errors = [];
+        client.on('error', (err) => errors.push(err.code));
+        await once(client, 'secureConnect');
+        if (how === 'ended') duplex.end();
+        else duplex.destroy();
+        const writeError = await new Promise((resolve) => client.write('lost', resolve));
+        assert.strictEqual(writeError && writeError.code, 'EPIPE');
+        if (!client.closed) await once(client, 'close');
+        assert.ok(errors.includes('EPIPE'), `socket errors: ${errors}`);
+      } finally {
+        raw.destroy();
+        await closeServer(server);
+      }
+    });
+  }
 
   it('http.createServer fed tlswrap sockets; https.request/http.request over createConnection', async function () {
     const httpServer = http.createServer((req, res) => {

@@ -20,7 +20,7 @@ const { addNetSurface } = require('./net_surface');
 const { addTlsSurface } = require('./tls_surface');
 require('./handle_surface');
 const { addHandshakeEvents } = require('./handshake_events');
-const { addSocketErrors, systemError, writeCanceledError } = require('./socket_errors');
+const { addSocketErrors, systemError, transportWriteError, writeCanceledError } = require('./socket_errors');
 const { enablePsk } = require('./psk');
 const { traceOption, wantsOCSPRequest } = require('./ocsp');
 
@@ -98,6 +98,17 @@ function onCiphertextFlushed(err) {
   // ignores write errors after shutdown, the transport's 'error' for it is
   // not the socket's (lib/transport.js).
   if (err && owner._shutdownRequested && owner._writeCallback === null) owner._ignoredTransportError = err;
+  else if (err && owner._writeCallback !== null) {
+    // The write of the user's waiting on this ciphertext cannot complete.
+    // As node:tls: the socket fails with the Duplex's own error, the write
+    // with a system error ("write EPIPE").
+    const cb = owner._writeCallback;
+    owner._writeCallback = null;
+    owner._writeQueueSize = 0;
+    owner.destroy(err);
+    cb(transportWriteError(err));
+    return;
+  }
   owner._handle.ciphertextFlushed();
 }
 

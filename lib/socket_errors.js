@@ -28,6 +28,19 @@ function systemError(syscall, code, detail) {
   return err;
 }
 
+// A write the transport (a Duplex) failed, as the user's write sees it: as
+// node:tls's JS stream wrapper reports it, by the error's code when that is
+// a system error's name, else EPIPE.
+function transportWriteError(err) {
+  const code = err && typeof err.code === 'string' && systemErrorNames().has(err.code) ? err.code : 'EPIPE';
+  return systemError('write', code);
+}
+let names = null;
+function systemErrorNames() {
+  if (names === null) names = new Set(Array.from(getSystemErrorMap().values(), ([name]) => name));
+  return names;
+}
+
 class SocketErrors {
   // As net.Socket reports a failed read or write ("read ECONNRESET").
   _onNativeTransportError({ errno, syscall }) {
@@ -89,4 +102,4 @@ function addSocketErrors(Socket) {
   addSurface(Socket, SocketErrors);
 }
 
-module.exports = { addSocketErrors, systemError, writeCanceledError };
+module.exports = { addSocketErrors, systemError, transportWriteError, writeCanceledError };

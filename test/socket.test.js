@@ -1088,6 +1088,41 @@ describe('socket: wrapping existing streams', function () {
     });
   }
 
+  // A Duplex write that calls back with an error: the user's write waiting
+  // on it fails as node:tls's JS stream reports it (the error's code when it
+  // names a system error, else EPIPE); the socket fails with the Duplex's.
+  for (const [code, expected] of [[undefined, 'EPIPE'], ['ECONNRESET', 'ECONNRESET'], ['ENOTANERRNO', 'EPIPE']]) {
+    it(`a Duplex write failing with code ${code}: the write fails with ${expected}, the socket with the Duplex's error`, async function () {
+      const server = tlswrap.createServer(serverOptions(), (sock) => {
+        sock.on('error', () => {});
+        sock.resume();
+      });
+      const port = await listen(server);
+      const raw = net.connect(port, '127.0.0.1');
+      try {
+        await once(raw, 'connect');
+        const duplex = new SocketDuplex(raw);
+        const client = tlswrap.connect({ socket: duplex, servername: 'localhost', ca: fixtures.ca });
+        const errors = [];
+        client.on('error', (err) => errors.push(err));
+        await once(client, 'secureConnect');
+        const failure = new Error('the Duplex failed');
+        if (code !== undefined) failure.code = code;
+        duplex._write = (chunk, encoding, cb) => cb(failure);
+        const writeError = await new Promise((resolve) => client.write('lost', resolve));
+        assert.ok(writeError, 'the write succeeded');
+        assert.strictEqual(writeError.code, expected);
+        assert.strictEqual(writeError.syscall, 'write');
+        assert.strictEqual(writeError.message, `write ${expected}`);
+        if (!client.closed) await once(client, 'close');
+        assert.strictEqual(errors[0], failure);
+      } finally {
+        raw.destroy();
+        await closeServer(server);
+      }
+    });
+  }
+
   it('http.createServer fed tlswrap sockets; https.request/http.request over createConnection', async function () {
     const httpServer = http.createServer((req, res) => {
       let body = '';

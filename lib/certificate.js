@@ -13,6 +13,18 @@ const { X509Certificate } = require('node:crypto');
 const kCacheSize = 256;
 const cache = new Map(); // DER (latin1) -> { legacy, selfIssued }
 
+// node's X509Certificate reads PEM first and DER only if no PEM block is
+// found anywhere in its input. A peer's DER can carry one (in any string or
+// extension): given the DER itself, it would describe that embedded
+// certificate, not the one OpenSSL verified. So it always gets a PEM block
+// of our own making, which it reads first.
+function x509FromDer(der) {
+  const base64 = der.toString('base64');
+  let pem = '-----BEGIN CERTIFICATE-----\n';
+  for (let i = 0; i < base64.length; i += 64) pem += `${base64.slice(i, i + 64)}\n`;
+  return new X509Certificate(`${pem}-----END CERTIFICATE-----\n`);
+}
+
 function parsed(der) {
   const key = der.toString('latin1');
   let entry = cache.get(key);
@@ -22,7 +34,7 @@ function parsed(der) {
     cache.set(key, entry);
     return entry;
   }
-  const x509 = new X509Certificate(der);
+  const x509 = x509FromDer(der);
   entry = { legacy: x509.toLegacyObject(), selfIssued: x509.checkIssued(x509) };
   cache.set(key, entry);
   if (cache.size > kCacheSize) cache.delete(cache.keys().next().value);
@@ -61,4 +73,4 @@ function sharedCertificate(der) {
   return parsed(der).legacy;
 }
 
-module.exports = { certificateObject, sharedCertificate };
+module.exports = { certificateObject, sharedCertificate, x509FromDer };

@@ -6,8 +6,7 @@
 // answered by the native handle while there is one.
 
 const net = require('node:net');
-const { X509Certificate } = require('node:crypto');
-const { certificateObject } = require('./certificate');
+const { certificateObject, x509FromDer } = require('./certificate');
 const { SecureContext, exportedCreateSecureContext } = require('./context');
 const { codedError, invalidArgType, validateInteger } = require('./errors');
 const { addSurface } = require('./net_surface');
@@ -58,7 +57,7 @@ class TlsSurface {
     // peer sent (not checked to be its issuer), the last one's undefined.
     let issuer;
     for (let i = chain.length - 1; i >= 0; i--) {
-      const cert = new X509Certificate(chain[i]);
+      const cert = x509FromDer(chain[i]);
       if (issuer !== undefined) {
         Object.defineProperty(cert, 'issuerCertificate', { value: issuer, enumerable: false, configurable: true });
       }
@@ -70,7 +69,7 @@ class TlsSurface {
   getX509Certificate() {
     if (this._handle === null) return undefined;
     const der = this._handle.getCertificate();
-    return der ? new X509Certificate(der) : undefined;
+    return der ? x509FromDer(der) : undefined;
   }
 
   getCipher() {

@@ -467,6 +467,77 @@ describe('verify: hostname', function () {
   });
 });
 
+// embedded-pem-cert.pem is the test CA's certificate for embedded.example,
+// and its DER carries server-cert.pem's PEM text (localhost) in an
+// extension. What tlswrap reports, and checks the name against, must be the
+// certificate OpenSSL verified, as with node:tls.
+describe('verify: a certificate carrying another certificate as PEM text', function () {
+  const embeddedCert = fixture('embedded-pem-cert.pem');
+  const embedded = new X509Certificate(embeddedCert);
+  const embeddedOptions = () => ({ key: fixture('embedded-pem-key.pem'), cert: embeddedCert });
+
+  it('the fixture: DER read as PEM gives the other certificate', function () {
+    // Guards the tests below: without this, they could not fail.
+    assert.strictEqual(new X509Certificate(embedded.raw).subject, new X509Certificate(fixtures.serverCert).subject);
+    assert.notStrictEqual(embedded.subject, new X509Certificate(fixtures.serverCert).subject);
+  });
+
+  it("servername 'localhost': ERR_TLS_CERT_ALTNAME_INVALID, the error's cert is embedded.example", async function () {
+    await withServer(embeddedOptions(), async (server, port) => {
+      server.on('tlsClientError', () => {});
+      const seen = await follow(tlswrap.connect(clientOptions(port)));
+      assert.deepStrictEqual(seen.events, ['error']);
+      assert.strictEqual(seen.error.code, 'ERR_TLS_CERT_ALTNAME_INVALID');
+      assert.strictEqual(seen.error.cert.subject.CN, 'embedded.example');
+      assert.strictEqual(seen.error.cert.subjectaltname, 'DNS:embedded.example');
+    });
+  });
+
+  it('the client sees the certificate sent: subject, fingerprint, raw, X509Certificate, chain', async function () {
+    await withServer(embeddedOptions(), async (server, port) => {
+      const client = tlswrap.connect(clientOptions(port, { servername: 'embedded.example' }));
+      try {
+        await once(client, 'secureConnect');
+        assert.strictEqual(client.authorized, true);
+        const cert = client.getPeerCertificate(true);
+        assert.strictEqual(cert.subject.CN, 'embedded.example');
+        assert.strictEqual(cert.fingerprint256, embedded.fingerprint256);
+        assert.ok(cert.raw.equals(embedded.raw));
+        assert.strictEqual(cert.issuerCertificate.subject.CN, 'tlswrap test CA');
+        const x509 = client.getPeerX509Certificate();
+        assert.strictEqual(x509.fingerprint256, embedded.fingerprint256);
+        assert.strictEqual(x509.subject, embedded.subject);
+      } finally {
+        client.destroy();
+      }
+    });
+  });
+
+  it('the server sees the client certificate sent, and its own', async function () {
+    const opts = { ...embeddedOptions(), requestCert: true, rejectUnauthorized: true, ca: fixtures.ca };
+    await withServer(opts, async (server, port) => {
+      const seenByServer = once(server, 'secureConnection');
+      const client = tlswrap.connect(clientOptions(port, {
+        servername: 'embedded.example', key: fixture('embedded-pem-key.pem'), cert: embeddedCert,
+      }));
+      const clientReady = once(client, 'secureConnect');
+      try {
+        const [sock] = await seenByServer;
+        assert.strictEqual(sock.authorized, true);
+        assert.strictEqual(sock.getPeerCertificate().subject.CN, 'embedded.example');
+        assert.strictEqual(sock.getPeerCertificate().fingerprint256, embedded.fingerprint256);
+        assert.strictEqual(sock.getPeerX509Certificate().fingerprint256, embedded.fingerprint256);
+        assert.strictEqual(sock.getCertificate().subject.CN, 'embedded.example');
+        assert.strictEqual(sock.getX509Certificate().fingerprint256, embedded.fingerprint256);
+        await clientReady;
+        assert.strictEqual(client.getCertificate().fingerprint256, embedded.fingerprint256);
+      } finally {
+        client.destroy();
+      }
+    });
+  });
+});
+
 describe('verify: server checks the client', function () {
   it("the server names its ca certificates as acceptable client CAs, in order (openssl s_client's list)",
     async function () {

@@ -174,3 +174,66 @@ describe('coalescing: a generic transport that hands over a lot at once', functi
       assert.ok(Buffer.concat(chunks).equals(data), 'bytes differ from what was sent (order or content)');
     });
 });
+
+// A chunk's `.buffer` may hold more than the chunk (coalesced reads are sized
+// to the ciphertext; small chunks share a block, as small Buffers share
+// node's pool). What no plaintext has been written to must read as zeros,
+// never as memory the process used before (other connections' plaintext,
+// keys). node:tls gives each chunk a buffer of its own size.
+describe("coalescing: the memory behind a chunk's buffer", function () {
+  const gc = (() => {
+    require('node:v8').setFlagsFromString('--expose-gc');
+    return require('node:vm').runInNewContext('gc');
+  })();
+
+  // Memory full of 0xAA, freed: the allocations that follow reuse it. Small
+  // blocks kept between the freed ones stop malloc from merging them back
+  // into fresh memory. Returns those blocks, to hold until the end.
+  function dirtyHeap() {
+    const kept = [];
+    for (const size of [16 * 1024, 20 * 1024, 48 * 1024, 64 * 1024]) {
+      for (let i = 0; i < 32; i++) {
+        Buffer.allocUnsafeSlow(size).fill(0xaa);
+        kept.push(Buffer.allocUnsafeSlow(64));
+      }
+    }
+    gc();
+    return kept;
+  }
+
+  it("bytes of a chunk's buffer past every chunk delivered in it are zero", async function () {
+    const server = tls.createServer(serverOptions(), async (sock) => {
+      // Small records one by one, then a burst the client reads at once.
+      for (let i = 0; i < 40; i++) {
+        sock.write(pattern(300 + i));
+        await sleep(2);
+      }
+      sock.end(pattern(200 * 1024));
+    });
+    const port = await listen(server);
+    try {
+      const kept = dirtyHeap();
+      const client = tlswrap.connect(clientOptions(port));
+      const ends = new Map(); // ArrayBuffer -> the end of the last chunk in it
+      let received = 0;
+      client.on('data', (chunk) => {
+        received += chunk.length;
+        const end = chunk.byteOffset + chunk.length;
+        ends.set(chunk.buffer, Math.max(end, ends.get(chunk.buffer) || 0));
+        // Pauses let the burst pile up into coalesced reads.
+        client.pause();
+        setTimeout(() => client.resume(), 5);
+      });
+      await once(client, 'end');
+      assert.strictEqual(received, 40 * 300 + (39 * 40) / 2 + 200 * 1024);
+      for (const [buffer, end] of ends) {
+        const tail = new Uint8Array(buffer, end);
+        const dirty = tail.findIndex((b) => b !== 0);
+        assert.strictEqual(dirty, -1, `byte ${end + dirty} of a ${buffer.byteLength}-byte buffer is ${tail[dirty]}`);
+      }
+      assert.strictEqual(kept.length, 128);
+    } finally {
+      await closeServer(server);
+    }
+  });
+});

@@ -41,6 +41,9 @@ char* TLSWrap::ClearBuffer(size_t want, size_t* cap) {
       data->clear_slab = Napi::Persistent(slab.As<Napi::Object>());
       data->clear_slab_used = 0;
       base = reinterpret_cast<char*>(slab.Data());
+      // Every chunk's `.buffer` is the whole slab, as small Buffers share
+      // node's pool: the part not yet filled must not show old heap bytes.
+      std::memset(base, 0, kSlabSize);
     }
     clear_target_ = slab;
     target_base_ = base;

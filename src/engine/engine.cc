@@ -314,6 +314,10 @@ bool Engine::ClearOut(Batch* out) {
     }
   }
   if (dead()) return false;
+  // The embedder's memory reaches JS whole (a chunk's `.buffer`), sized to
+  // the ciphertext: what no plaintext landed in is zeroed, not left as old
+  // heap bytes. (onread's buffers are the user's own.)
+  if (direct && !user_buffers_) std::memset(dst + fill, 0, cap - fill);
   if (transport_blocked_) reply_backlog_ += enc_out_.committed() - produced;
   bool full = fill == cap;
   if (err == SSL_ERROR_ZERO_RETURN) {

@@ -284,6 +284,44 @@ describe('api: other connection shapes', function () {
     }
   });
 
+  // A chain that did not verify: as node:tls links it, each certificate's
+  // issuerCertificate is the first certificate sent that issued it (by name
+  // and key identifier), never an unrelated one, each used once.
+  for (const [what, certs, expected] of [
+    ['a self-signed leaf sent with an unrelated certificate', ['selfsigned-cert.pem', 'other-cert.pem'],
+      ['localhost']],
+    ['a leaf sent with an unrelated certificate and its CA twice', ['server-cert.pem', 'other-cert.pem', 'ca-cert.pem',
+      'ca-cert.pem'], ['localhost', 'tlswrap test CA', 'tlswrap test CA']],
+    ['a leaf sent with an unrelated certificate only', ['server-cert.pem', 'other-cert.pem'], ['localhost']],
+  ]) {
+    it(`getPeerCertificate(true), not verified, ${what}: linked by issuer, not by order`, async function () {
+      const key = certs[0] === 'selfsigned-cert.pem' ? fixtures.selfSignedKey : fixtures.serverKey;
+      const server = tlswrap.createServer({ key, cert: Buffer.concat(certs.map((f) => fixture(f))) }, (s) => s.end());
+      const port = await listen(server);
+      try {
+        // Trusting an unrelated certificate: nothing verifies.
+        const client = tlswrap.connect(clientOptions(port, { ca: fixtures.otherCert, rejectUnauthorized: false }));
+        await once(client, 'secureConnect');
+        assert.strictEqual(client.authorized, false);
+        const names = [];
+        let cert = client.getPeerCertificate(true);
+        for (; names.length < 10; cert = cert.issuerCertificate) {
+          names.push(cert.subject.CN);
+          if (!cert.issuerCertificate || cert.issuerCertificate === cert) break;
+        }
+        assert.deepStrictEqual(names, expected);
+        // A chain ends in a self-signed certificate linked to itself, else
+        // without an issuer.
+        const selfSigned = cert.subject.CN === cert.issuer.CN && cert.subject.O === cert.issuer.O;
+        assert.strictEqual(cert.issuerCertificate === cert, selfSigned);
+        if (!selfSigned) assert.strictEqual(cert.issuerCertificate, undefined);
+        client.destroy();
+      } finally {
+        await closeServer(server);
+      }
+    });
+  }
+
   // Before any handshake the client has no session, which OpenSSL 3.0's
   // group query reads through (tlswrap crashed there on Node 20; node:tls 24
   // and 26 crash there still, so this is tlswrap's alone).

@@ -5,6 +5,9 @@
 #include <openssl/objects.h>
 #include <openssl/x509v3.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "addon.h"
 #include "errors.h"
 #include "js_call.h"
@@ -200,32 +203,47 @@ Napi::Value TLSWrap::GetPeerCertChain(const Napi::CallbackInfo& info) {
   if (dead()) return out;
   X509* leaf = SSL_get0_peer_certificate(ssl());
   if (leaf == nullptr) return out;
-  // Prefer the chain as verified (it ends at the trusted root); fall back to
-  // what the peer sent. A server's view of the peer chain lacks the leaf.
+  ErrorQueueGuard guard;
+  uint32_t i = 0;
   // With `sent` true, what the peer sent, in its order (node:tls links
   // getPeerX509Certificate()'s issuerCertificate that way).
   bool sent = info.Length() > 0 && info[0].ToBoolean().Value();
-  STACK_OF(X509)* chain = nullptr;
-  if (!sent && SSL_get_verify_result(ssl()) == X509_V_OK) chain = SSL_get0_verified_chain(ssl());
-  uint32_t i = 0;
-  X509* last = nullptr;
-  const bool verified = chain != nullptr && sk_X509_num(chain) > 0;
-  if (!verified) {
-    chain = SSL_get_peer_cert_chain(ssl());
-    if (engine_->is_server() || chain == nullptr || sk_X509_num(chain) == 0 ||
-        X509_cmp(sk_X509_value(chain, 0), leaf) != 0) {
-      out.Set(i++, DerOf(env, leaf));
-      last = leaf;
+  if (!sent && SSL_get_verify_result(ssl()) == X509_V_OK) {
+    // The chain as verified: it ends at the trusted root.
+    STACK_OF(X509)* verified = SSL_get0_verified_chain(ssl());
+    for (int k = 0; verified != nullptr && k < sk_X509_num(verified); k++) {
+      out.Set(i++, DerOf(env, sk_X509_value(verified, k)));
     }
+    if (i > 0) return out;
   }
+  // A server's view of the peer chain lacks the leaf; a client's starts
+  // with it.
+  STACK_OF(X509)* chain = SSL_get_peer_cert_chain(ssl());
+  std::vector<X509*> others;
   for (int k = 0; chain != nullptr && k < sk_X509_num(chain); k++) {
-    last = sk_X509_value(chain, k);
+    X509* cert = sk_X509_value(chain, k);
+    if (k == 0 && !engine_->is_server() && X509_cmp(cert, leaf) == 0) continue;
+    others.push_back(cert);
+  }
+  out.Set(i++, DerOf(env, leaf));
+  if (sent) {
+    for (X509* cert : others) out.Set(i++, DerOf(env, cert));
+    return out;
+  }
+  // Not verified (or a resumption, whose session keeps the leaf only): as
+  // node:tls links it, each next certificate is the first one sent that
+  // issued the one before (by name and key identifier; no signature is
+  // checked), each used once; then the trust store's.
+  X509* last = leaf;
+  for (;;) {
+    auto issuer = std::find_if(others.begin(), others.end(),
+                               [last](X509* c) { return X509_check_issued(c, last) == X509_V_OK; });
+    if (issuer == others.end()) break;
+    last = *issuer;
+    others.erase(issuer);
     out.Set(i++, DerOf(env, last));
   }
-  // Without a verified chain (a resumption: the session keeps the peer's
-  // leaf only) the issuers come from the trust store, as node:tls completes
-  // its chain.
-  if (!sent && !verified && last != nullptr) AppendIssuersFromStore(env, ssl(), last, &out, &i);
+  AppendIssuersFromStore(env, ssl(), last, &out, &i);
   return out;
 }
 

@@ -5,7 +5,9 @@
 
 const assert = require('node:assert');
 const { once } = require('node:events');
-const { tlswrap, builtin, serverOptions, clientOptions, listen, assertSameText, pattern, release } = require('./common');
+const {
+  tlswrap, builtin, serverOptions, clientOptions, listen, closeServer, assertSameText, pattern, release,
+} = require('./common');
 
 
 for (const version of ['TLSv1.3', 'TLSv1.2']) {
@@ -209,3 +211,49 @@ for (const version of ['TLSv1.3', 'TLSv1.2']) {
     }
   });
 }
+
+// The native handle's internal methods that replace its transport refuse
+// to run from JS that the engine called (a Duplex's write, under the
+// engine's flush): the transport doing the write would be freed under it.
+describe('the native handle keeps its transport while using it', function () {
+  before(function () {
+    if (builtin) this.skip();
+  });
+
+  it("useNativeTransport() and setCallbacks() from inside the Duplex's write: refused, the connection goes on",
+    async function () {
+      const net = require('node:net');
+      const { SocketDuplex, fixtures } = require('./common');
+      const server = tlswrap.createServer(serverOptions(), (sock) => sock.pipe(sock));
+      const port = await listen(server);
+      const raw = net.connect(port, '127.0.0.1');
+      try {
+        await once(raw, 'connect');
+        const duplex = new SocketDuplex(raw);
+        const client = tlswrap.connect({ socket: duplex, servername: 'localhost', ca: fixtures.ca });
+        await once(client, 'secureConnect');
+        const seen = {};
+        const write = duplex._write;
+        duplex._write = function (chunk, encoding, cb) {
+          if (seen.swap === undefined) {
+            seen.swap = client._handle.useNativeTransport(raw._handle.fd);
+            try {
+              client._handle.setCallbacks(() => {}, () => {}, () => {});
+              seen.callbacks = 'replaced';
+            } catch (err) {
+              seen.callbacks = err.message;
+            }
+          }
+          return write.call(this, chunk, encoding, cb);
+        };
+        client.write('ping');
+        const [reply] = await once(client, 'data');
+        assert.strictEqual(reply.toString(), 'ping');
+        assert.deepStrictEqual(seen, { swap: -require('node:os').constants.errno.EBUSY, callbacks: 'setCallbacks: already set' });
+        client.destroy();
+      } finally {
+        raw.destroy();
+        await closeServer(server);
+      }
+    });
+});

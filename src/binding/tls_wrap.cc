@@ -128,6 +128,11 @@ void TLSWrap::FinishRelease() {
 // ---- JS entry points that feed the engine ----
 
 void TLSWrap::SetCallbacks(const Napi::CallbackInfo& info) {
+  // Once: the JS transport may be on the stack (Flush() calls into JS).
+  if (transport_) {
+    Napi::Error::New(info.Env(), "setCallbacks: already set").ThrowAsJavaScriptException();
+    return;
+  }
   on_data_ = Napi::Persistent(info[0].As<Napi::Function>());
   on_event_ = Napi::Persistent(info[1].As<Napi::Function>());
   transport_ = std::make_unique<JsTransport>(Value(), info[2].As<Napi::Function>(),

@@ -15,6 +15,9 @@ namespace tlswrap {
 Napi::Value TLSWrap::UseNativeTransport(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (dead() || native_ != nullptr) return Napi::Number::New(env, UV_EINVAL);
+  // Not from JS that engine code called (a Duplex's write under Flush()):
+  // the transport it is using would be freed under it.
+  if (depth_ > 0) return Napi::Number::New(env, UV_EBUSY);
   int fd = info[0].As<Napi::Number>().Int32Value();
   uv_loop_t* loop = nullptr;
   if (napi_get_uv_event_loop(env, &loop) != napi_ok || loop == nullptr) {

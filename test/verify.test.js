@@ -251,6 +251,23 @@ describe('verify: client checks the server', function () {
     }
   });
 
+  // A CA added to a context that has already verified (so holds a CA of
+  // that name): trusted from then on, as node:tls's addCACert() does.
+  it('addCACert() after a verification: a second CA of a name already used is trusted', async function () {
+    const leaf = { key: fixture('twin-leaf-key.pem'), cert: fixture('twin-leaf-cert.pem') };
+    await withServer(leaf, async (server, port) => {
+      server.on('tlsClientError', () => {});
+      const secureContext = tlswrap.createSecureContext({ ca: fixtures.ca });
+      const before = await follow(tlswrap.connect(clientOptions(port, { ca: undefined, secureContext })));
+      assert.deepStrictEqual(before.events, ['error']);
+      assert.strictEqual(before.error.code, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+      secureContext.context.addCACert(fixture('twin-ca-cert.pem'));
+      const after = await follow(tlswrap.connect(clientOptions(port, { ca: undefined, secureContext })));
+      assert.deepStrictEqual(after.events, ['secureConnect']);
+      assert.strictEqual(after.authorized, true);
+    });
+  });
+
   it('a TRUSTED CERTIFICATE block in ca keeps its trust settings: rejected for servers -> INVALID_PURPOSE',
     async function () {
       await withServer(serverOptions(), async (server, port) => {

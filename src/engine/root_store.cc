@@ -165,6 +165,21 @@ bool RootCertificates::Attach(const std::shared_ptr<RootCertificates>& roots, X5
     if (held == roots) return true;
   }
   holder->push_back(roots);
+  // OpenSSL asks a store's lookups only for a name the store holds no
+  // certificate of. A set attached once verification has used the store
+  // (addCACert()) would never be asked for a name already found: its
+  // certificates of those names go in now.
+  std::vector<X509NamePtr> present;
+  X509_STORE_lock(store);
+  STACK_OF(X509_OBJECT)* objects = X509_STORE_get0_objects(store);
+  for (int i = 0; i < sk_X509_OBJECT_num(objects); i++) {
+    X509* cert = X509_OBJECT_get0_X509(sk_X509_OBJECT_value(objects, i));
+    if (cert != nullptr) present.emplace_back(X509_NAME_dup(X509_get_subject_name(cert)));
+  }
+  X509_STORE_unlock(store);
+  for (const X509NamePtr& name : present) {
+    if (name) roots->AddMatching(store, name.get());
+  }
   return true;
 }
 

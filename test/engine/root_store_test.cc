@@ -198,5 +198,18 @@ TEST(roots_attached_twice_and_shared_by_stores) {
   CHECK_EQ(roots->decoded(), 1u);
 }
 
+// OpenSSL asks lookups only for names a store holds nothing of: a set
+// attached after a verification decoded a CA of the same name still counts.
+TEST(roots_attached_after_use_join_names_already_found) {
+  auto roots = RootCertificates::FromPems({ReadFixture("ca-cert.pem")});
+  auto twin = RootCertificates::FromPems({ReadFixture("twin-ca-cert.pem")});
+  X509StorePtr store = StoreWith(roots);
+  CHECK_EQ(Verify(store.get(), "server-cert.pem"), X509_V_OK);
+  CHECK(Verify(store.get(), "twin-leaf-cert.pem") != X509_V_OK);
+  CHECK(RootCertificates::Attach(twin, store.get()));
+  CHECK_EQ(Verify(store.get(), "twin-leaf-cert.pem"), X509_V_OK);
+  CHECK_EQ(Verify(store.get(), "server-cert.pem"), X509_V_OK);
+}
+
 }  // namespace
 }  // namespace enginetest

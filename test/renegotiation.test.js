@@ -223,6 +223,50 @@ describe('renegotiation (TLS 1.2)', function () {
     });
   }
 
+  // A client that never stops sending leaves part of a record in OpenSSL's
+  // read buffer at almost every read: the server's renegotiation still
+  // starts at a record boundary, as node:tls's does, not after the upload.
+  for (const clientImpl of [tls, tlswrap]) {
+    it(`tlswrap server renegotiates during a ${clientImpl === tls ? 'node:tls' : 'tlswrap'} client's upload`,
+      async function () {
+        const { port, secured } = await start(tlswrap);
+        const client = connect(clientImpl, port);
+        await once(client, 'secureConnect');
+        const peer = await secured;
+        const total = 8 * 1024 * 1024;
+        const upload = Buffer.alloc(total, 'u');
+        let received = 0;
+        let receivedAtCallback = -1;
+        const done = new Promise((resolve, reject) => {
+          peer.on('data', (chunk) => {
+            const before = received;
+            received += chunk.length;
+            if (before < 1024 * 1024 && received >= 1024 * 1024) {
+              peer.renegotiate({}, (err) => {
+                if (err) reject(err);
+                receivedAtCallback = received;
+              });
+            }
+          });
+          peer.on('end', resolve);
+          peer.on('error', reject);
+        });
+        let offset = 0;
+        (function send() {
+          while (offset < total) {
+            const piece = upload.subarray(offset, offset + 65536);
+            offset += piece.length;
+            if (!client.write(piece)) return client.once('drain', send);
+          }
+          client.end();
+        })();
+        await done;
+        assert.strictEqual(received, total);
+        assert.ok(receivedAtCallback !== -1, 'the renegotiation did not complete before the upload ended');
+        assert.ok(receivedAtCallback < total, 'the renegotiation waited for the upload to end');
+      });
+  }
+
   it('tlswrap server: more client renegotiations than CLIENT_RENEG_LIMIT is an attack', async function () {
     const { port, secured } = await start(tlswrap);
     const client = connect(tls, port);

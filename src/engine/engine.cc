@@ -356,14 +356,18 @@ bool Engine::ClearOut(Batch* out) {
 }
 
 bool Engine::KickHandshake() {
-  if (renegotiate_wanted_ && phase_ != Phase::kFailed && !SSL_in_init(ssl()) &&
+  if (renegotiate_wanted_ && phase_ != Phase::kFailed && !is_server() && !SSL_in_init(ssl()) &&
       !SSL_renegotiate_pending(ssl()) && SSL_has_pending(ssl())) {
-    // OpenSSL holds input (part of a record; or, while reading is paused,
-    // data not yet read). SSL_renegotiate() now would only be marked pending
-    // until its read buffer is empty; a HelloRequest read meanwhile then
-    // starts a handshake that rejects the application data behind it as an
-    // unexpected record (found by fuzz/pair_mutator). Tried again after the
-    // next input or read.
+    // A client whose OpenSSL holds input (part of a record; or, while
+    // reading is paused, data not yet read). SSL_renegotiate() now would only
+    // be marked pending until its read buffer is empty; a HelloRequest read
+    // meanwhile then starts a handshake that rejects the application data
+    // behind it as an unexpected record (found by fuzz/pair_mutator). Tried
+    // again after the next input or read. A server reads no HelloRequest,
+    // and OpenSSL lets its peer's data through until it sends its
+    // ServerHello: pending, its HelloRequest goes out at the next record
+    // boundary, as with node:tls. Waiting for an empty buffer instead put it
+    // off for as long as the client kept sending.
     return false;
   }
   kick_handshake_ = false;

@@ -198,6 +198,19 @@ function defineTLSStreamSocket() {
     get secureConnecting() {
       return this[kSecureWait];
     }
+
+    // node:http2 over node:tls writes through the TLS handle in C++: a write
+    // the connection fails (a reset mid-download) fails only that write, as
+    // finishWrite's code, and the session closes with the socket, without
+    // an error. Here the TLS socket fails as a net.Socket does and
+    // JSStreamSocket passes that on as the session's error: a write's is
+    // kept to the write (doWrite's callback has its code).
+    emit(event, ...args) {
+      if (event === 'error' && args[0] !== null && typeof args[0] === 'object' && args[0].syscall === 'write') {
+        return false;
+      }
+      return super.emit(event, ...args);
+    }
   }
   for (const name of forwardedMethods) {
     Object.defineProperty(Wrapper.prototype, name, {

@@ -288,6 +288,56 @@ describe('http2', function () {
       assert.deepStrictEqual(serverErrors.filter((e) => !/ERR_HTTP2_(STREAM_CANCEL|INVALID_SESSION)|ERR_STREAM_DESTROYED|ECONNRESET|EPIPE/.test(e.code)), []);
     });
 
+    // As node:http2, where the session writes through the TLS handle in C++:
+    // a write the reset connection fails is that write's failure, not the
+    // session's error, and a client with no 'error' listener survives it.
+    it('the TCP connection reset mid-body (both legs of a proxy): the client stream cancels, its session closes without an error',
+      async function () {
+        const net = require('node:net');
+        const { server, port } = await start({}, (req, res) => {
+          res.on('error', () => {});
+          res.end(body);
+        });
+        server.on('sessionError', () => {});
+        const legs = [];
+        const proxy = net.createServer((down) => {
+          const up = net.connect(port, '127.0.0.1');
+          legs.push(down, up);
+          let forwarded = 0;
+          down.on('error', () => {});
+          up.on('error', () => {});
+          down.on('data', (d) => up.write(d));
+          up.on('data', (d) => {
+            forwarded += d.length;
+            down.write(d);
+            if (forwarded > 1024 * 1024 && !down.destroyed) {
+              down.resetAndDestroy();
+              up.resetAndDestroy();
+            }
+          });
+        });
+        const proxyPort = await listen(proxy);
+        try {
+          const session = client(proxyPort);
+          const sessionErrors = [];
+          session.on('error', (err) => sessionErrors.push(err));
+          const req = session.request({ ':path': '/' });
+          let received = 0;
+          req.on('data', (d) => { received += d.length; });
+          const streamErrors = [];
+          req.on('error', (err) => streamErrors.push(err));
+          await once(req, 'close');
+          if (!session.closed) await once(session, 'close');
+          assert.ok(received > 0 && received < body.length, `${received} bytes arrived`);
+          assert.strictEqual(req.rstCode, http2.constants.NGHTTP2_CANCEL);
+          assert.deepStrictEqual(streamErrors, []);
+          assert.deepStrictEqual(sessionErrors, []);
+        } finally {
+          for (const leg of legs) leg.destroy();
+          await closeServer(proxy);
+        }
+      });
+
     it("destroy() on the client's session mid-body: the server's stream and session close, nothing thrown there", async function () {
       let serverClosed;
       let serverStreamClosed;

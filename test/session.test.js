@@ -1098,3 +1098,81 @@ for (const version of ['TLSv1.2', 'TLSv1.3']) {
     });
   });
 }
+
+// Bare server sockets (new TLSSocket(raw, { isServer: true })) over contexts
+// without a sessionIdContext: a session made where no client certificate
+// was asked for, or verified under another `ca`, must not resume where one
+// is required, as with node:tls (OpenSSL refuses to resume with client
+// verification on and no session id context).
+describe('bare server sockets asking for client certificates, no sessionIdContext', function () {
+  const net = require('node:net');
+  const servers = [];
+  afterEach(async function () {
+    for (const s of servers.splice(0)) await closeServer(s);
+  });
+
+  // A net.Server whose sockets become TLS sockets over `secureContext`;
+  // `seen` gets what each one ended with.
+  async function bareServer(secureContext, requestCert, seen) {
+    const server = net.createServer((raw) => {
+      const sock = new tlswrap.TLSSocket(raw, { isServer: true, secureContext, requestCert, rejectUnauthorized: requestCert });
+      sock.on('error', (err) => seen.push({ error: err.code }));
+      sock.on('secure', () => {
+        seen.push({ secure: true, reused: sock.isSessionReused(), verifyError: sock._handle.verifyError() });
+        sock.end('x');
+      });
+    });
+    servers.push(server);
+    return listen(server);
+  }
+
+  // Connects, reads to the end; resolves with the last session and whether
+  // the handshake completed.
+  function session(port, version, extra) {
+    return new Promise((resolve) => {
+      let last = null;
+      const client = tlswrap.connect(clientOptions(port, { minVersion: version, maxVersion: version, ...extra }));
+      client.on('session', (s) => { last = s; });
+      client.on('error', () => {});
+      client.resume();
+      client.on('close', () => resolve(last));
+    });
+  }
+
+  for (const version of ['TLSv1.2', 'TLSv1.3']) {
+    it(`${version}: a session from a socket that asked for no certificate does not pass one that requires it`,
+      async function () {
+        const context = tlswrap.createSecureContext({ ...serverOptions(), ca: fixtures.ca });
+        const seenA = [];
+        const seenB = [];
+        const portA = await bareServer(context, false, seenA);
+        const portB = await bareServer(context, true, seenB);
+        const fromA = await session(portA, version);
+        assert.ok(fromA, 'A gave the client a session');
+        await session(portB, version, { session: fromA });
+        assert.deepStrictEqual(seenB.filter((e) => e.secure), [], `B completed a handshake: ${JSON.stringify(seenB)}`);
+      });
+
+    it(`${version}: a certificate verified under one context's ca is not resumed as verified under another's`,
+      async function () {
+        const ticketKeys = crypto.randomBytes(48);
+        const contextA = tlswrap.createSecureContext({ ...serverOptions(), ca: fixtures.ca, ticketKeys });
+        const contextB = tlswrap.createSecureContext({ ...serverOptions(), ca: fixtures.selfSignedCert, ticketKeys });
+        const seenA = [];
+        const seenB = [];
+        const portA = await bareServer(contextA, true, seenA);
+        const portB = await bareServer(contextB, true, seenB);
+        const withCert = { key: fixtures.clientKey, cert: fixtures.clientCert };
+        const fromA = await session(portA, version, withCert);
+        assert.strictEqual(seenA[0].verifyError, null, `A: ${JSON.stringify(seenA)}`);
+        assert.ok(fromA, 'A gave the client a session');
+        await session(portB, version, { ...withCert, session: fromA });
+        // node:tls 1.2 refuses the handshake; 1.3 makes a full one that does
+        // not verify. Either way B never calls the certificate verified.
+        for (const e of seenB.filter((x) => x.secure)) {
+          assert.strictEqual(e.reused, false, `B resumed: ${JSON.stringify(seenB)}`);
+          assert.notStrictEqual(e.verifyError, null, `B verified: ${JSON.stringify(seenB)}`);
+        }
+      });
+  }
+});

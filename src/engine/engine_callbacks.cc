@@ -231,6 +231,11 @@ bool ClientHelloServerName(SSL* ssl, std::string_view* name) {
 // callback, a HelloRetryRequest) binds the same way.
 void Engine::BindSessionsToServerName(std::string_view name) {
   std::string id = sid_ctx_;
+  // No sessionIdContext, and client certificates asked for: left unset, so
+  // OpenSSL refuses to resume (as with node:tls). A context made from the
+  // name alone would let a session verified under another context's `ca`
+  // (or with no certificate at all) resume here as it was.
+  if (id.empty() && (SSL_get_verify_mode(ssl()) & SSL_VERIFY_PEER) != 0) return;
   if (!name.empty()) {
     std::string input = id;
     input.push_back('\0');

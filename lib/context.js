@@ -298,7 +298,8 @@ function configure(sc, options) {
     context.setTicketKeys(ticketKeysBuffer(ticketKeys, 'options.ticketKeys'));
   }
   const rotation = options.ticketKeyRotation;
-  if (rotation !== undefined) {
+  // null is the default, as for the other options.
+  if (rotation !== undefined && rotation !== null) {
     // At most sessionTimeout's bound (68 years): the native interval is
     // counted in nanoseconds, in 64 bits.
     if (typeof rotation !== 'number' || !(rotation >= 0 && rotation <= MAX_TICKET_KEY_ROTATION)) {

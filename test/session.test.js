@@ -1042,6 +1042,9 @@ for (const version of ['TLSv1.2', 'TLSv1.3']) {
     assert.throws(() => tlswrap.createServer(serverOptions({ ticketKeys: Buffer.alloc(50) })),
                   { code: 'ERR_INVALID_ARG_VALUE' });
     assert.throws(() => tlswrap.createServer(serverOptions({ ticketKeyRotation: -1 })), { code: 'ERR_OUT_OF_RANGE' });
+    // null, as undefined, is the default.
+    tlswrap.createServer(serverOptions({ ticketKeyRotation: null }));
+    tlswrap.createSecureContext({ ticketKeyRotation: null });
     const server = tlswrap.createServer(serverOptions({ ticketKeys: Buffer.alloc(96, 1) }));
     assert.throws(() => server.setTicketKeys(Buffer.alloc(47)), { code: 'ERR_INVALID_ARG_VALUE' });
     assert.throws(() => server.setTicketKeys(Buffer.alloc(0)), { code: 'ERR_INVALID_ARG_VALUE' });

@@ -202,7 +202,7 @@ function awaitsConnect(transport) {
 
 // The transport is connected: move the connection onto the engine's own
 // TCP handle where it can be, else carry ciphertext through the Duplex.
-function useTransport(socket) {
+function useTransport(socket, onNextTick = false) {
   const transport = socket._transport;
   // Bytes node still has to write on a socket we take over (a STARTTLS
   // reply, say) go out first: closing node's handle would cancel them.
@@ -210,11 +210,20 @@ function useTransport(socket) {
     awaitNodeWrites(socket, transport);
     return;
   }
-  // Bytes the transport already read (a STARTTLS upgrade) come first, in
-  // one receive(): a listener's exception thrown out of it leaves none of
-  // them behind, and the transport is still listened to.
+  const hasBuffered = transport.readableLength > 0 && typeof transport.read === 'function';
+  // Bytes the transport already read (a STARTTLS upgrade) are read from it
+  // on the next tick, as node:tls does: its own 'data' listeners see them
+  // once `new TLSSocket()` has returned (a listener that checks whether the
+  // upgrade happened then knows it has). The engine waits meanwhile.
+  if (hasBuffered && !onNextTick) {
+    socket._handover = true;
+    process.nextTick(useBufferedNT, socket);
+    return;
+  }
+  // They come first, in one receive(): a listener's exception thrown out of
+  // it leaves none of them behind, and the transport is still listened to.
   let buffered = null;
-  if (transport.readableLength > 0 && typeof transport.read === 'function') {
+  if (hasBuffered) {
     const chunks = [];
     let chunk;
     while ((chunk = transport.read()) !== null) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
@@ -251,13 +260,28 @@ const kEmpty = Buffer.alloc(0);
 function awaitNodeWrites(socket, raw) {
   socket._handover = true;
   raw.pause();
+  // What the peer sends from now on is the TLS socket's: it stays in the
+  // kernel for the engine's handle, instead of reaching the raw socket's
+  // buffer (and its 'data' listeners) as plaintext. A paused socket would
+  // read on up to its high-water mark; its _read restarts node's handle.
+  raw._handle.readStop();
+  raw._read = noRead;
   raw.write(kEmpty, (err) => {
+    delete raw._read;
     // A failed write destroys the socket, and with it this TLSSocket.
     if (err || socket._handle === null) return;
     socket._handover = false;
     useTransport(socket);
     if (!socket._handover && socket._startWanted) socket._start();
   });
+}
+function noRead() {}
+
+function useBufferedNT(socket) {
+  if (socket._handle === null) return;
+  socket._handover = false;
+  useTransport(socket, true);
+  if (!socket._handover && socket._startWanted) socket._start();
 }
 
 function canTakeOver(raw) {

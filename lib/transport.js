@@ -63,15 +63,20 @@ function onTransportError(err) {
 function onTransportClose() {
   const owner = this[kOwner];
   if (owner.destroyed) return;
+  // A net.Socket whose connection the engine holds (on a duplicate of its
+  // fd) closes only when the program destroys it: as with node:tls, whose
+  // TLS layer then loses its stream, the TLS socket closes with no error
+  // and reads no EOF (a write still in flight is called back ECANCELED).
+  const taken = owner._native;
   try {
-    if (owner._handle !== null) feed(owner._handle, null);
+    if (owner._handle !== null && !taken) feed(owner._handle, null);
   } finally {
     // The wait for the transport to finish is over: 'finish' comes before
     // 'close', as it does when node's shutdown fails.
     if (owner._transportFinish !== null) owner._transportFinish();
     // A write the Duplex still held is lost: as node:tls's, the socket
     // fails with it (ECANCELED), not only the write's callback.
-    owner.destroy(owner._writeCallback !== null ? writeCanceledError() : undefined);
+    owner.destroy(owner._writeCallback !== null && !taken ? writeCanceledError() : undefined);
   }
 }
 function onTransportDrain() {

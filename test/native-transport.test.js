@@ -354,6 +354,36 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
     });
   }
 
+  // The program destroys the net.Socket under its TLS socket: as with
+  // node:tls, the TLS socket closes with no error (none to an 'error'
+  // listener it may not have), mid-handshake or with a write just made.
+  for (const when of ['right after connect()', 'with a write just made']) {
+    it(`the net.Socket underneath destroyed ${when}: the TLS socket closes without an error`, async function () {
+      if (!builtin && !expectNative) this.skip(); // a Duplex's close fails what it held (ECANCELED)
+      const secureContext = tlswrap.createSecureContext(serverOptions());
+      const tcp = await plainTcpPair();
+      try {
+        const { client: raw, server: plain } = tcp;
+        tcp.track(new tlswrap.TLSSocket(plain, { isServer: true, secureContext })).resume();
+        const client = tlswrap.connect({ socket: raw, servername: 'localhost', ca: fixtures.ca });
+        const errors = [];
+        client.on('error', (err) => errors.push(err.code));
+        if (when === 'right after connect()') {
+          raw.destroy();
+        } else {
+          await once(client, 'secureConnect');
+          client.write('x', () => {});
+          raw.destroy();
+        }
+        const [hadError] = await once(client, 'close');
+        assert.deepStrictEqual(errors, []);
+        assert.strictEqual(hadError, false);
+      } finally {
+        await tcp.close();
+      }
+    });
+  }
+
   // A line-protocol server keeps its plaintext parser on the raw socket,
   // which ignores input once it has upgraded; the client's ClientHello came
   // in the same read as its STARTTLS line. As node:tls, the buffered bytes

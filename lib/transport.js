@@ -119,7 +119,8 @@ function copyName(name, out) {
 
 // What a taken-over net.Socket keeps as its handle: enough for its destroy()
 // (which is what lets node's Server count the connection as gone) and for
-// its address getters, which keep answering as before, and for ref/unref.
+// its address getters, which keep answering as before, and for ref/unref
+// and the socket options.
 // A class, not an object literal of closures: every idle connection holds
 // one, on each side.
 class StandInHandle {
@@ -163,8 +164,15 @@ class StandInHandle {
   // are about the connection, which is now the owner's handle.
   ref() { this.owner.ref(); }
   unref() { this.owner.unref(); }
-  setNoDelay() { return 0; }
-  setKeepAlive() { return 0; }
+  // So are the socket options (net.Socket passes keep-alive's delay in s).
+  setNoDelay(enable) {
+    const handle = this.owner._handle;
+    return handle !== null ? handle.setNoDelay(enable) : 0;
+  }
+  setKeepAlive(enable, delaySeconds) {
+    const handle = this.owner._handle;
+    return handle !== null ? handle.setKeepAlive(enable, delaySeconds) : 0;
+  }
 }
 
 // Ciphertext goes out through a transport's write()/end() and comes back as

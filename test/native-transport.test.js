@@ -354,6 +354,36 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
     });
   }
 
+  // node:tls sets them on the connection's fd; here they go to the engine's
+  // handle, which holds it now.
+  it('setNoDelay() and setKeepAlive() on the net.Socket after the takeover reach the connection', async function () {
+    if (!expectNative) this.skip();
+    const secureContext = tlswrap.createSecureContext(serverOptions());
+    const tcp = await plainTcpPair();
+    try {
+      const { client: raw, server: plain } = tcp;
+      tcp.track(new tlswrap.TLSSocket(plain, { isServer: true, secureContext })).resume();
+      const client = tcp.track(tlswrap.connect({ socket: raw, servername: 'localhost', ca: fixtures.ca }));
+      await once(client, 'secureConnect');
+      assert.strictEqual(client._native, true);
+      const calls = [];
+      const handle = client._handle;
+      const { setNoDelay, setKeepAlive } = handle;
+      // (The native methods are read-only properties of the prototype.)
+      Object.defineProperty(handle, 'setNoDelay', {
+        value(...args) { calls.push(['setNoDelay', ...args]); return setNoDelay.apply(this, args); },
+      });
+      Object.defineProperty(handle, 'setKeepAlive', {
+        value(...args) { calls.push(['setKeepAlive', ...args]); return setKeepAlive.apply(this, args); },
+      });
+      raw.setNoDelay(true);
+      raw.setKeepAlive(true, 7000);
+      assert.deepStrictEqual(calls, [['setNoDelay', true], ['setKeepAlive', true, 7]]);
+    } finally {
+      await tcp.close();
+    }
+  });
+
   // The program destroys the net.Socket under its TLS socket: as with
   // node:tls, the TLS socket closes with no error (none to an 'error'
   // listener it may not have), mid-handshake or with a write just made.

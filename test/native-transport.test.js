@@ -263,6 +263,18 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
     }
   });
 
+  // The upgraded servers here answer a client's first data with
+  // `secret:<data>` and end: checks that round trip over `client`, once it
+  // is connected (`alreadyConnected`: past 'secureConnect' already).
+  async function secretReply(client, alreadyConnected = false) {
+    if (!alreadyConnected) await once(client, 'secureConnect');
+    const chunks = [];
+    client.on('data', (d) => chunks.push(d));
+    client.write('hello');
+    await once(client, 'end');
+    assert.strictEqual(Buffer.concat(chunks).toString(), 'secret:hello');
+  }
+
   // A plain TCP connection on loopback, both ends connected, to upgrade.
   // track() adds a socket (errors ignored) to what close() destroys.
   async function plainTcpPair() {
@@ -451,12 +463,7 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
         const client = tcp.track(tlswrap.connect({ socket: raw, servername: 'localhost', ca: fixtures.ca }));
         await new Promise((resolve) => setTimeout(resolve, 100));
         plain.resume();
-        await once(client, 'secureConnect');
-        const chunks = [];
-        client.on('data', (d) => chunks.push(d));
-        client.write('hello');
-        await once(client, 'end');
-        assert.strictEqual(Buffer.concat(chunks).toString(), 'secret:hello');
+        await secretReply(client);
         assert.ok(!parserSaw.includes('a command'), `the parser saw: ${parserSaw}`);
       } finally {
         await tcp.close();
@@ -518,12 +525,7 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
       });
       raw.on('end', () => tail.push(null));
       raw.resume();
-      await once(client, 'secureConnect');
-      const chunks = [];
-      client.on('data', (d) => chunks.push(d));
-      client.write('hello');
-      await once(client, 'end');
-      assert.strictEqual(Buffer.concat(chunks).toString(), 'secret:hello');
+      await secretReply(client);
       assert.strictEqual(afterUpgrade, unshifted, `the raw socket's listener got ${afterUpgrade} bytes after the upgrade`);
     } finally {
       await tcp.close();
@@ -567,12 +569,7 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
         assert.strictEqual(first.toString(), line);
         const t = tcp.track(new tlswrap.TLSSocket(plain, { isServer: true, secureContext }));
         t.on('data', (d) => t.end(`secret:${d}`));
-        await once(client, 'secureConnect');
-        const chunks = [];
-        client.on('data', (d) => chunks.push(d));
-        client.write('hello');
-        await once(client, 'end');
-        assert.strictEqual(Buffer.concat(chunks).toString(), 'secret:hello');
+        await secretReply(client);
       } finally {
         await tcp.close();
       }
@@ -630,11 +627,7 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
 
       await once(client, 'secureConnect');
       assert.ok(Buffer.concat(head).equals(plaintext), 'the plaintext differs');
-      const chunks = [];
-      client.on('data', (d) => chunks.push(d));
-      client.write('hello');
-      await once(client, 'end');
-      assert.strictEqual(Buffer.concat(chunks).toString(), 'secret:hello');
+      await secretReply(client, true);
     } finally {
       await tcp.close();
     }

@@ -402,6 +402,9 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
   for (const when of ['right after connect()', 'with a write just made']) {
     it(`the net.Socket underneath destroyed ${when}: the TLS socket closes without an error`, async function () {
       if (!builtin && !expectNative) this.skip(); // a Duplex's close fails what it held (ECANCELED)
+      // node:tls 24 and 26 fail the socket with EBADF there (their write
+      // reaches the closed handle); tlswrap keeps 20 and 22's quiet close.
+      if (builtin && when !== 'right after connect()' && Number(process.versions.node.split('.')[0]) >= 24) this.skip();
       const secureContext = tlswrap.createSecureContext(serverOptions());
       const tcp = await plainTcpPair();
       try {

@@ -715,6 +715,29 @@ describe('impossible options', function () {
     }
   });
 
+  // secureContext.context is public (node:tls has it too, and aborts the
+  // process on a non-Buffer here). tlswrap's native methods throw coded
+  // TypeErrors instead.
+  it('the native context and handle: a non-Buffer argument is ERR_INVALID_ARG_TYPE, not a crash', function () {
+    if (builtin) this.skip();
+    const { context } = tlswrap.createSecureContext();
+    for (const keys of [undefined, 'x'.repeat(48), 5, {}]) {
+      assert.throws(() => context.setTicketKeys(keys),
+        { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: 'The "keys" argument must be an instance of Buffer' });
+    }
+    for (const keys of [Buffer.alloc(0), Buffer.alloc(47), Buffer.alloc(49)]) {
+      assert.throws(() => context.setTicketKeys(keys), { name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' });
+    }
+    context.setTicketKeys(Buffer.alloc(96, 7));
+    assert.deepStrictEqual(context.getTicketKeys(), Buffer.alloc(48, 7));
+    const socket = new tlswrap.TLSSocket(null);
+    for (const [method, name] of [['setSession', 'session'], ['setALPNProtocols', 'protocols'], ['receive', 'chunk']]) {
+      assert.throws(() => socket._handle[method](42),
+        { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: `The "${name}" argument must be an instance of Buffer` }, method);
+    }
+    socket.destroy();
+  });
+
   // node:tls asserts these in connect(), before any connection is made. A
   // check that is not a function must not wait for the handshake to throw
   // (from its listener, where nothing catches it and the process ends).

@@ -126,6 +126,16 @@ void ThrowCodedTypeError(Napi::Env env, const char* code, const std::string& mes
   throw e;
 }
 
+Napi::Buffer<unsigned char> BufferArg(const Napi::CallbackInfo& info, size_t index,
+                                      const char* name) {
+  Napi::Value value = info[index];
+  if (!value.IsBuffer()) {
+    ThrowCodedTypeError(info.Env(), "ERR_INVALID_ARG_TYPE",
+                        std::string("The \"") + name + "\" argument must be an instance of Buffer");
+  }
+  return value.As<Napi::Buffer<unsigned char>>();
+}
+
 const char* VerifyErrorCode(long verify_result) {
 #define CODE(name)        \
   case X509_V_ERR_##name: \

@@ -34,6 +34,12 @@ Napi::Error CryptoError(Napi::Env env, unsigned long err, const char* fallback);
 // The same as a TypeError (ERR_INVALID_ARG_TYPE and friends, as node throws them).
 [[noreturn]] void ThrowCodedTypeError(Napi::Env env, const char* code, const std::string& message);
 
+// info[index] as a Buffer. The native methods are reachable from JS
+// (`secureContext.context`), so anything else is a TypeError with
+// ERR_INVALID_ARG_TYPE rather than node-addon-api's uncoded "Invalid argument".
+Napi::Buffer<unsigned char> BufferArg(const Napi::CallbackInfo& info, size_t index,
+                                      const char* name);
+
 // "UNABLE_TO_VERIFY_LEAF_SIGNATURE" and friends, as node:tls names them.
 const char* VerifyErrorCode(long verify_result);
 

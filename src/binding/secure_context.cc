@@ -525,10 +525,11 @@ void SecureContext::SetOptions(const Napi::CallbackInfo& info) {
 // One key (48 bytes, as node:tls takes) or several, newest first: a fleet of
 // servers behind one name shares them and rotates them itself.
 void SecureContext::SetTicketKeys(const Napi::CallbackInfo& info) {
-  auto buf = info[0].As<Napi::Buffer<unsigned char>>();
+  auto buf = BufferArg(info, 0, "keys");
   const size_t size = sizeof(TicketKey::bytes);
   if (buf.Length() == 0 || buf.Length() % size != 0) {
-    throw Napi::TypeError::New(info.Env(), "Session ticket keys must be a multiple of 48 bytes");
+    ThrowCodedTypeError(info.Env(), "ERR_INVALID_ARG_VALUE",
+                        "Session ticket keys must be a multiple of 48 bytes");
   }
   std::vector<TicketKey> keys(buf.Length() / size);
   for (size_t i = 0; i < keys.size(); i++)

@@ -147,8 +147,8 @@ void TLSWrap::Start(const Napi::CallbackInfo& /*info*/) {
 
 void TLSWrap::Receive(const Napi::CallbackInfo& info) {
   if (dead()) return;
-  auto chunk = info[0].As<Napi::Buffer<char>>();
-  engine_->enc_in().Append(chunk.Data(), chunk.Length());
+  auto chunk = BufferArg(info, 0, "chunk");
+  engine_->enc_in().Append(reinterpret_cast<const char*>(chunk.Data()), chunk.Length());
   CycleForCaller();
 }
 

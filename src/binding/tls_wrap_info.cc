@@ -94,7 +94,7 @@ void TLSWrap::SetServername(const Napi::CallbackInfo& info) {
 
 void TLSWrap::SetSession(const Napi::CallbackInfo& info) {
   if (dead()) return;
-  auto buf = info[0].As<Napi::Buffer<unsigned char>>();
+  auto buf = BufferArg(info, 0, "session");
   ErrorQueueGuard guard;
   SslSessionPtr session = AddonData::Get(info.Env())->DecodeSession(buf.Data(), buf.Length());
   // As node:tls: bytes that are no session are ignored, and the handshake is
@@ -120,7 +120,7 @@ Napi::Value TLSWrap::GetNegotiatedGroup(const Napi::CallbackInfo& info) {
 
 void TLSWrap::SetALPNProtocols(const Napi::CallbackInfo& info) {
   if (dead()) return;
-  auto buf = info[0].As<Napi::Buffer<unsigned char>>();
+  auto buf = BufferArg(info, 0, "protocols");
   engine_->SetAlpnProtocols(buf.Data(), buf.Length());
 }
 
@@ -505,7 +505,7 @@ void TLSWrap::RequestOCSP(const Napi::CallbackInfo& /*info*/) {
 // response to staple once the certificate callback's pause ends.
 void TLSWrap::SetOCSPResponse(const Napi::CallbackInfo& info) {
   if (dead()) return;
-  auto buf = info[0].As<Napi::Buffer<unsigned char>>();
+  auto buf = BufferArg(info, 0, "response");
   engine_->SetOCSPResponse(buf.Data(), buf.Length());
 }
 

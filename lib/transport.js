@@ -58,7 +58,16 @@ function onTransportError(err) {
   // A write failed after end() (see onCiphertextFlushed): the socket still
   // finishes, then closes with the transport.
   if (err === owner._ignoredTransportError) return;
-  owner.destroy(err);
+  if (this[kOwnTransport]) {
+    owner.destroy(err);
+    return;
+  }
+  // A transport the caller passed in: as with node:tls, its error is the TLS
+  // socket's at once (before listeners added to the transport later), and
+  // the TLS socket closes when the transport does, with no error of its own.
+  if (owner.destroyed || owner._hadError) return;
+  owner._hadError = true;
+  owner.emit('error', err);
 }
 function onTransportClose() {
   const owner = this[kOwner];
@@ -68,8 +77,10 @@ function onTransportClose() {
   // TLS layer then loses its stream, the TLS socket closes with no error
   // and reads no EOF (a write still in flight is called back ECANCELED).
   const taken = owner._native;
+  // Its error was the TLS socket's: the end of the stream is no second one.
+  const failed = owner._hadError;
   try {
-    if (owner._handle !== null && !taken) feed(owner._handle, null);
+    if (owner._handle !== null && !taken && !failed) feed(owner._handle, null);
   } finally {
     // The wait for the transport to finish is over: 'finish' comes before
     // 'close', as it does when node's shutdown fails.

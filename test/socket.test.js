@@ -1120,6 +1120,52 @@ describe('socket: wrapping existing streams', function () {
     });
   }
 
+  // A transport the caller passed in fails: its error is the TLS socket's,
+  // emitted at once (before listeners the caller adds to the transport
+  // afterwards), and the TLS socket then closes with the transport, with
+  // no error of its own: 'close' false, and no second error (no "socket
+  // disconnected before secure TLS connection" for the end of the stream).
+  it("connect({ socket }) whose connection is refused: 'error' ECONNREFUSED first, then 'close' false", async function () {
+    const probe = net.createServer();
+    const port = await listen(probe);
+    await closeServer(probe);
+    const raw = net.connect(port, '127.0.0.1');
+    const client = tlswrap.connect({ socket: raw, servername: 'localhost', ca: fixtures.ca });
+    const events = [];
+    client.on('error', (err) => events.push(`tls error ${err.code}`));
+    client.on('secureConnect', () => events.push('secureConnect'));
+    raw.on('error', (err) => events.push(`raw error ${err.code}`));
+    const hadError = await new Promise((resolve) => client.on('close', resolve));
+    assert.strictEqual(hadError, false);
+    assert.deepStrictEqual(events, ['tls error ECONNREFUSED', 'raw error ECONNREFUSED']);
+  });
+
+  it("a Duplex transport destroyed with an error: that 'error' once, then 'close' false", async function () {
+    const duplex = new Duplex({ read() {}, write(chunk, encoding, cb) { cb(); } });
+    const client = tlswrap.connect({ socket: duplex, servername: 'localhost', ca: fixtures.ca });
+    const errors = [];
+    client.on('error', (err) => errors.push(err));
+    const failure = new Error('the Duplex failed');
+    setImmediate(() => duplex.destroy(failure));
+    const hadError = await new Promise((resolve) => client.on('close', resolve));
+    assert.strictEqual(hadError, false);
+    assert.deepStrictEqual(errors, [failure]);
+  });
+
+  it("a Duplex that emits 'error' and stays open: the TLS socket reports it and stays open too", async function () {
+    const duplex = new Duplex({ read() {}, write(chunk, encoding, cb) { cb(); }, autoDestroy: false, emitClose: false });
+    const client = tlswrap.connect({ socket: duplex, servername: 'localhost', ca: fixtures.ca });
+    const failure = new Error('a passing failure');
+    setImmediate(() => duplex.emit('error', failure));
+    const [err] = await once(client, 'error');
+    assert.strictEqual(err, failure);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.strictEqual(client.destroyed, false);
+    client.destroy();
+    const [hadError] = await once(client, 'close');
+    assert.strictEqual(hadError, false);
+  });
+
   it('http.createServer fed tlswrap sockets; https.request/http.request over createConnection', async function () {
     const httpServer = http.createServer((req, res) => {
       let body = '';

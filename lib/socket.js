@@ -92,7 +92,9 @@ function onEngineCiphertext(chunk) {
 // engine completes plaintext writes only once their ciphertext is this far.
 function onCiphertextFlushed(err) {
   const owner = this[kOwner];
-  if (!owner || owner._handle === null) return;
+  if (!owner) return;
+  owner._ciphertextInFlight--;
+  if (owner._handle === null) return;
   // Failed once end() reached the engine, with every write of the user's
   // done: it held only our close_notify (or a reply), so, as node:tls
   // ignores write errors after shutdown, the transport's 'error' for it is
@@ -161,6 +163,7 @@ class TLSSocket extends net.Socket {
     this._transportFinish = null; // ends the wait for the transport to finish
     this._writeCallback = null;
     this._flushedCallback = null;
+    this._ciphertextInFlight = 0; // transport writes not yet called back
     this._writeId = 0;
     this._writeQueueSize = 0; // bytes of the write in flight (handle.writeQueueSize)
     this._bytesRead = 0;
@@ -501,6 +504,7 @@ class TLSSocket extends net.Socket {
       return true;
     }
     if (this._flushedCallback === null) this._flushedCallback = onCiphertextFlushed.bind(transport);
+    this._ciphertextInFlight++;
     return transport.write(chunk, this._flushedCallback);
   }
 

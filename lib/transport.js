@@ -72,23 +72,18 @@ function onTransportError(err) {
 function onTransportClose() {
   const owner = this[kOwner];
   if (owner.destroyed) return;
-  // A net.Socket whose connection the engine holds (on a duplicate of its
-  // fd) closes only when the program destroys it: as with node:tls, whose
-  // TLS layer then loses its stream, the TLS socket closes with no error
-  // and reads no EOF (a write still in flight is called back ECANCELED).
-  const taken = owner._native;
-  // Its error was the TLS socket's: the end of the stream is no second one.
-  const failed = owner._hadError;
-  try {
-    if (owner._handle !== null && !taken && !failed) feed(owner._handle, null);
-  } finally {
-    // The wait for the transport to finish is over: 'finish' comes before
-    // 'close', as it does when node's shutdown fails.
-    if (owner._transportFinish !== null) owner._transportFinish();
-    // A write the Duplex still held is lost: as node:tls's, the socket
-    // fails with it (ECANCELED), not only the write's callback.
-    owner.destroy(owner._writeCallback !== null && !taken ? writeCanceledError() : undefined);
-  }
+  // As with node:tls, the TLS socket closes with its transport, with no
+  // error and no EOF of its own (a transport that ended said so with 'end'
+  // first). That includes a net.Socket whose connection the engine holds on
+  // a duplicate of its fd: it closes only when the program destroys it.
+  // The wait for the transport to finish is over: 'finish' comes before
+  // 'close', as it does when node's shutdown fails.
+  if (owner._transportFinish !== null) owner._transportFinish();
+  // A write whose ciphertext the Duplex still held is lost: as node:tls's,
+  // the socket fails with it (ECANCELED), not only the write's callback.
+  // One the engine still held (behind the handshake) only fails its write.
+  const lost = owner._writeCallback !== null && !owner._native && owner._ciphertextInFlight > 0;
+  owner.destroy(lost ? writeCanceledError() : undefined);
 }
 function onTransportDrain() {
   const handle = this[kOwner]._handle;

@@ -1152,6 +1152,29 @@ describe('socket: wrapping existing streams', function () {
     assert.deepStrictEqual(errors, [failure]);
   });
 
+  // The transport goes away with a write waiting behind the handshake (in
+  // the TLS layer, not in the Duplex): the write fails ECANCELED (node:tls
+  // 22 on; 20 calls it back without an error), and the socket closes
+  // without an error, whether made by hand or by connect().
+  for (const made of ['by hand', 'by connect()']) {
+    it(`a Duplex destroyed under a socket made ${made}, a write behind the handshake: the write fails, 'close' false`, async function () {
+      const duplex = new Duplex({ read() {}, write(chunk, encoding, cb) { cb(); } });
+      const client = made === 'by hand' ? new tlswrap.TLSSocket(duplex, {}) :
+        tlswrap.connect({ socket: duplex, servername: 'localhost', ca: fixtures.ca });
+      const events = [];
+      client.on('error', (err) => events.push(`error ${err.code}`));
+      client.on('end', () => events.push('end'));
+      const written = new Promise((resolve) => client.write('waits for the handshake', resolve));
+      setImmediate(() => duplex.destroy());
+      const hadError = await new Promise((resolve) => client.on('close', resolve));
+      const writeError = await written;
+      const oldNode = Number(process.versions.node.split('.')[0]) < 22;
+      if (!(builtin && oldNode)) assert.strictEqual(writeError && writeError.code, 'ECANCELED');
+      assert.strictEqual(hadError, false);
+      assert.deepStrictEqual(events, []);
+    });
+  }
+
   it("a Duplex that emits 'error' and stays open: the TLS socket reports it and stays open too", async function () {
     const duplex = new Duplex({ read() {}, write(chunk, encoding, cb) { cb(); }, autoDestroy: false, emitClose: false });
     const client = tlswrap.connect({ socket: duplex, servername: 'localhost', ca: fixtures.ca });

@@ -127,6 +127,19 @@ function onNewListener(event) {
   }
 }
 
+function onEndBeforeSecure() {
+  if (this._secureEstablished || this._hadError) return;
+  const err = codedError(Error, 'ECONNRESET',
+                         'Client network socket disconnected before secure TLS connection was established');
+  const o = this._connectOptions;
+  err.path = o.path;
+  err.host = o.host;
+  err.port = o.port;
+  err.localAddress = o.localAddress;
+  this._hadError = true;
+  this.destroy(err);
+}
+
 function emitCloseNT(socket, hadError) {
   socket.emit('close', hadError);
 }
@@ -435,21 +448,13 @@ class TLSSocket extends net.Socket {
   _onEngineEnd() {
     // The peer went away mid-handshake: node:tls reports it as a reset on
     // the sockets of connect() and of a server. One made by hand just ends.
-    if (!this._secureEstablished && (this._connectOptions !== null || this.server)) {
-      let err;
-      if (this._tlsOptions.isServer) {
-        err = codedError(Error, 'ECONNRESET', 'socket hang up');
-      } else {
-        err = codedError(Error, 'ECONNRESET',
-                         'Client network socket disconnected before secure TLS connection was established');
-        const o = this._connectOptions;
-        err.path = o.path;
-        err.host = o.host;
-        err.port = o.port;
-        err.localAddress = o.localAddress;
-      }
+    // A client's comes from its 'end' (as node:tls's, whose first 'end'
+    // listener fails the socket): listeners of 'end' see it first.
+    if (!this._secureEstablished && this._connectOptions !== null && !this._tlsOptions.isServer) {
+      this.prependOnceListener('end', onEndBeforeSecure);
+    } else if (!this._secureEstablished && this.server) {
       this._hadError = true;
-      this.destroy(err);
+      this.destroy(codedError(Error, 'ECONNRESET', 'socket hang up'));
       return;
     }
     this.push(null);

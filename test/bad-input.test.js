@@ -184,7 +184,13 @@ describe('client talking to a server that is not TLS', function () {
     const client = tlswrap.connect(clientOptions(port));
     let secure = false;
     client.on('secureConnect', () => { secure = true; });
+    // As node:tls's, the socket reads the EOF as any other ('end'), and
+    // fails from there.
+    const events = [];
+    client.on('end', () => events.push('end'));
+    client.on('error', (e) => events.push(`error ${e.code}`));
     const [err] = await once(client, 'error');
+    assert.deepStrictEqual(events, ['end', 'error ECONNRESET']);
     assert.strictEqual(secure, false);
     assert.strictEqual(err.code, 'ECONNRESET');
     assert.match(err.message, /Client network socket disconnected before secure TLS connection was established/);

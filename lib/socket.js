@@ -20,13 +20,10 @@ const { addNetSurface } = require('./net_surface');
 const { addTlsSurface } = require('./tls_surface');
 require('./handle_surface');
 const { addHandshakeEvents } = require('./handshake_events');
-const { addSocketErrors, systemError, transportWriteError, writeCanceledError } = require('./socket_errors');
+const { addSocketErrors, writeCanceledError } = require('./socket_errors');
+const { addSocketWrites } = require('./socket_writes');
 const { enablePsk } = require('./psk');
 const { traceOption, wantsOCSPRequest } = require('./ocsp');
-
-// Chunks of one write passed to the handle as arguments, at most; more go as
-// their Array (a call's arguments live on the stack).
-const kMaxSpreadChunks = 64;
 
 // The engine's event codes (src/engine/events.h, exported by the addon).
 const {
@@ -88,32 +85,6 @@ function onALPN(servername, offer) {
 function onEngineCiphertext(chunk) {
   return this[kOwner]._writeCiphertext(chunk);
 }
-// A ciphertext write the Duplex completed (`this` = the transport): the
-// engine completes plaintext writes only once their ciphertext is this far.
-function onCiphertextFlushed(err) {
-  const owner = this[kOwner];
-  if (!owner) return;
-  owner._ciphertextInFlight--;
-  if (owner._handle === null) return;
-  // Failed once end() reached the engine, with every write of the user's
-  // done: it held only our close_notify (or a reply), so, as node:tls
-  // ignores write errors after shutdown, the transport's 'error' for it is
-  // not the socket's (lib/transport.js).
-  if (err && owner._shutdownRequested && owner._writeCallback === null) owner._ignoredTransportError = err;
-  else if (err && owner._writeCallback !== null) {
-    // The write of the user's waiting on this ciphertext cannot complete.
-    // As node:tls: the socket fails with the Duplex's own error, the write
-    // with a system error ("write EPIPE").
-    const cb = owner._writeCallback;
-    owner._writeCallback = null;
-    owner._writeQueueSize = 0;
-    owner.destroy(err);
-    cb(transportWriteError(err));
-    return;
-  }
-  owner._handle.ciphertextFlushed();
-}
-
 // The engine reports key material, and a client its sessions, only once
 // someone listens for them (as node:tls): encoding each session costs every
 // full handshake, and its event holds back the reads behind it.
@@ -464,124 +435,6 @@ class TLSSocket extends net.Socket {
     this.read(0);
   }
 
-  // close_notify (if any) is with the transport: end it, and finish only once
-  // it has finished, so everything written reached the kernel before this
-  // socket can be destroyed (autoDestroy would discard what the transport
-  // still buffers).
-  _onShutdown() {
-    const transport = this._transport;
-    const cb = this._finalCallback;
-    this._finalCallback = null;
-    if (!cb) return;
-    if (this._native || !transport || transport.destroyed || typeof transport.end !== 'function' ||
-        transport.writableFinished) {
-      process.nextTick(cb);
-      return;
-    }
-    let done = false;
-    const finish = () => {
-      if (done) return;
-      done = true;
-      this._transportFinish = null;
-      transport.removeListener('finish', finish);
-      transport.removeListener('close', finish);
-      cb();
-    };
-    this._transportFinish = finish;
-    transport.once('finish', finish);
-    transport.once('close', finish);
-    if (!transport.writableEnded) transport.end();
-  }
-
-  _onWriteDone(id) {
-    if (id !== this._writeId) return;
-    const cb = this._writeCallback;
-    this._writeCallback = null;
-    this._writeQueueSize = 0;
-    if (cb) cb();
-  }
-
-  _writeCiphertext(chunk) {
-    const transport = this._transport;
-    if (!transport || transport.destroyed || transport.writableEnded) {
-      // Out of the engine's call first: it counts this write as in flight.
-      process.nextTick(ciphertextLostNT, this);
-      return true;
-    }
-    if (this._flushedCallback === null) this._flushedCallback = onCiphertextFlushed.bind(transport);
-    this._ciphertextInFlight++;
-    return transport.write(chunk, this._flushedCallback);
-  }
-
-  // ---- stream.Duplex ----
-
-  _writev(chunks, cb) {
-    const buffers = new Array(chunks.length);
-    let bytes = 0;
-    for (let i = 0; i < chunks.length; i++) {
-      const { chunk, encoding } = chunks[i];
-      buffers[i] = typeof chunk === 'string' ? Buffer.from(chunk, encoding) : chunk;
-      bytes += buffers[i].length;
-    }
-    this._dispatch(buffers, bytes, cb);
-  }
-
-  _write(chunk, encoding, cb) {
-    const buffer = typeof chunk === 'string' ? Buffer.from(chunk, encoding) : chunk;
-    this._dispatch(buffer, buffer.length, cb);
-  }
-
-  // `buffers`: an Array of Buffers, or one Buffer.
-  _dispatch(buffers, bytes, cb) {
-    const handle = this._handle;
-    if (handle === null) {
-      cb(codedError(Error, 'ERR_STREAM_DESTROYED', 'Cannot call write after a stream was destroyed'));
-      return;
-    }
-    // A client made by hand on a connected socket starts its handshake with
-    // its first write, as node:tls's does (SSL_write begins it there).
-    if (!this._started) this._startForWrite();
-    this._refreshTimeout();
-    this._bytesWritten += bytes;
-    this._writeCallback = cb;
-    this._writeQueueSize = bytes;
-    // True: the write is already complete (no writeDone event follows). A
-    // few chunks go as arguments, which the addon reads cheaper than an
-    // Array's elements; many (a corked stream) as the Array.
-    const id = ++this._writeId;
-    let done;
-    if (!Array.isArray(buffers) || buffers.length > kMaxSpreadChunks) done = handle.writev(id, buffers);
-    else done = handle.writev(id, ...buffers);
-    if (done && this._writeCallback === cb) {
-      this._writeCallback = null;
-      this._writeQueueSize = 0;
-      cb();
-    }
-  }
-
-  _final(cb) {
-    if (this._handle === null) {
-      cb();
-      return;
-    }
-    // As net.Socket's: an end() while connecting waits for the connection,
-    // by which time the handshake has started.
-    const transport = this._transport;
-    if (transport !== null && !this._started && awaitsConnect(transport)) {
-      transport.once('connect', () => this._final(cb));
-      return;
-    }
-    this._shutdownRequested = true;
-    if (!this._started && !this._startWanted) {
-      // Nothing was ever said on the wire: just end the transport.
-      this._finalCallback = cb;
-      this._onShutdown();
-      return;
-    }
-    this._finalCallback = cb;
-    this._handle.shutdown();
-  }
-
   _destroy(err, cb) {
     if (this._timer !== null) clearTimeout(this._timer);
     if (this._handshakeTimer !== null) clearTimeout(this._handshakeTimer);
@@ -620,25 +473,7 @@ addNetSurface(TLSSocket);
 addTlsSurface(TLSSocket);
 addHandshakeEvents(TLSSocket);
 addSocketErrors(TLSSocket);
-
-// Ciphertext the transport can no longer take (ended, or destroyed without
-// a 'close'). A write of the user's waiting on it fails with EPIPE, and the
-// socket with it, as node:tls's do; without one (a close_notify after the
-// transport ended) it counts as written, so the engine does not wait on it.
-function ciphertextLostNT(socket) {
-  const handle = socket._handle;
-  if (handle === null) return;
-  const cb = socket._writeCallback;
-  if (cb === null) {
-    handle.ciphertextFlushed();
-    return;
-  }
-  const err = systemError('write', 'EPIPE');
-  socket._writeCallback = null;
-  socket._writeQueueSize = 0;
-  cb(err);
-  socket.destroy(err);
-}
+addSocketWrites(TLSSocket);
 
 function resumeEngineNT(socket) {
   socket._resumeEngine();

@@ -83,3 +83,54 @@ describe("server: the TCP socket under a connection ('connection' event)", funct
     }
   });
 });
+
+// A handshake that waits for the program (an SNICallback, an 'OCSPRequest'
+// or 'resumeSession' listener that has not called back) still sees the
+// client go: as with node:tls, 'tlsClientError' ECONNRESET at once, and the
+// connection is freed, however long the callback takes (here: forever, and
+// no handshakeTimeout).
+describe('server: a client that leaves while the handshake waits for a callback', function () {
+  const { fixtures } = require('./common');
+  for (const pause of ['SNICallback', 'OCSPRequest', 'resumeSession']) {
+    it(`${pause} that never answers: tlsClientError ECONNRESET once the client leaves, nothing left open`, async function () {
+      let asked;
+      const paused = new Promise((resolve) => { asked = resolve; });
+      const extra = { handshakeTimeout: 0 };
+      if (pause === 'SNICallback') extra.SNICallback = () => asked();
+      // TLS 1.2 without tickets: the second connection's session id goes to 'resumeSession'.
+      if (pause === 'resumeSession') Object.assign(extra, { maxVersion: 'TLSv1.2', secureOptions: require('node:crypto').constants.SSL_OP_NO_TICKET });
+      const server = tlswrap.createServer(serverOptions(extra));
+      const errors = [];
+      server.on('tlsClientError', (err) => errors.push(err.code));
+      let session = null;
+      if (pause === 'OCSPRequest') server.on('OCSPRequest', () => asked());
+      if (pause === 'resumeSession') {
+        const sessions = new Map();
+        server.on('newSession', (id, data, cb) => { sessions.set(id.toString('hex'), data); cb(); });
+        server.on('resumeSession', (id, cb) => {
+          if (session === null) cb(null, sessions.get(id.toString('hex')) || null);
+          else asked();
+        });
+      }
+      const port = await listen(server);
+      try {
+        if (pause === 'resumeSession') {
+          const first = tlswrap.connect(clientOptions(port));
+          [session] = await once(first, 'session');
+          first.destroy();
+        }
+        const client = tlswrap.connect(clientOptions(port, { session: session || undefined, requestOCSP: pause === 'OCSPRequest' }));
+        client.on('error', () => {});
+        await paused;
+        client.destroy();
+        const deadline = Date.now() + 5000;
+        while (errors.length === 0 && Date.now() < deadline) await sleep(20);
+        assert.deepStrictEqual(errors, ['ECONNRESET']);
+        const open = await new Promise((resolve, reject) => server.getConnections((e, n) => (e ? reject(e) : resolve(n))));
+        assert.strictEqual(open, 0);
+      } finally {
+        await release([], null, server);
+      }
+    });
+  }
+});

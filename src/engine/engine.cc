@@ -262,9 +262,17 @@ bool Engine::ClearOut(Batch* out) {
     enc_in_.Clear();
     return false;
   }
-  if (!reading_ || cert_cb_ == Pause::kWaiting || resume_ == Pause::kWaiting || replies_blocked()) {
-    return false;
+  const bool paused = cert_cb_ == Pause::kWaiting || resume_ == Pause::kWaiting;
+  if (reading_ && paused && transport_eof_) {
+    // The client left while the handshake waits for JS (an SNICallback, an
+    // OCSP or resumeSession listener): as node:tls, that is the end now,
+    // not when (or if) the callback answers.
+    read_closed_ = true;
+    QueueEvent(EventType::kEnd);
+    TakeEvents(out);
+    return true;
   }
+  if (!reading_ || paused || replies_blocked()) return false;
   // Nothing to read and no handshake to drive: SSL_read could only say
   // WANT_READ, and the pump asks several times per request.
   if (enc_in_.empty() && established() && !transport_eof_ && !SSL_has_pending(ssl()) &&

@@ -241,8 +241,11 @@ class Engine {
   void NewSessionDone();
   // Server, with a 'newSession' listener: what OpenSSL wrote since it made a
   // session stays here until the listener has stored it (as node:tls does),
-  // so a client that reconnects as soon as it can finds the session.
-  bool output_held() const { return new_sessions_pending_ > 0; }
+  // so a client that reconnects as soon as it can finds the session. Not
+  // once the client has closed its side: the program's end() would wait
+  // behind it, and a listener that never calls back would keep the
+  // connection open for good (node:tls closes it).
+  bool output_held() const { return new_sessions_pending_ > 0 && !transport_eof_; }
   void SetUserBuffers(bool enabled) { user_buffers_ = enabled; }
 
  private:

@@ -409,6 +409,10 @@ function sniContext(value) {
   const inner = value.context || value;
   if (inner instanceof binding.SecureContext) return inner;
   if (typeof inner !== 'object' && typeof inner !== 'function') return undefined;
+  if (value instanceof nodeTls.SecureContext) {
+    throw new TypeError("Invalid SNI context: a SecureContext made by node:tls's createSecureContext() " +
+                        "cannot serve tlswrap's connections; use tlswrap's createSecureContext()");
+  }
   throw new TypeError('Invalid SNI context');
 }
 

@@ -95,7 +95,12 @@ class HandshakeEvents {
     }
     let called = false;
     const done = (err, context) => {
-      if (called) return;
+      // As node:tls: a second answer fails the connection, even one made
+      // after it was established.
+      if (called) {
+        this.destroy(codedError(Error, 'ERR_MULTIPLE_CALLBACK', 'Callback called multiple times'));
+        return;
+      }
       called = true;
       if (this._handle !== handle) return;
       if (err) {

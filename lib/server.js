@@ -9,7 +9,7 @@ const net = require('node:net');
 const nodeTls = require('node:tls');
 const { deprecate } = require('node:util');
 const { convertALPNProtocols } = require('./alpn');
-const { SecureContext, exportedCreateSecureContext, ticketKeysBuffer } = require('./context');
+const { SecureContext, exportedCreateSecureContext, nativeContext, ticketKeysBuffer } = require('./context');
 const { bufferOf } = require('./bytes');
 const { codedError, invalidArgType } = require('./errors');
 const { TLSSocket } = require('./socket');
@@ -227,6 +227,9 @@ class Server extends net.Server {
       throw codedError(Error, 'ERR_TLS_REQUIRED_SERVER_NAME', '"servername" is required parameter for Server.addContext');
     }
     const pattern = new RegExp(`^${servername.replace(/([.^$+?\-\\[\]{}])/g, '\\$1').replace(/\*/g, '[^.]*')}$`);
+    // node:tls's own would be read as options, giving a context with no
+    // certificate: refused as connect() refuses it.
+    if (context instanceof nodeTls.SecureContext) nativeContext(context);
     const secureContext = context instanceof SecureContext ? context : exportedCreateSecureContext(context);
     this._contexts.push([pattern, secureContext]);
   }

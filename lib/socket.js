@@ -65,6 +65,8 @@ function onEngineEvent(type, arg, extra) {
 // as with node:tls: thrown out of here it would reach the process.
 function onALPN(servername, offer) {
   const socket = this[kOwner];
+  // node:tls has the name by now (OpenSSL's servername callback runs first).
+  if (servername) socket.servername = servername;
   try {
     const { names, offsets } = parseWire(offer);
     const result = socket._tlsOptions.ALPNCallback.call(socket, { servername, protocols: names });

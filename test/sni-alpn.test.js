@@ -117,6 +117,51 @@ describe('SNI', function () {
     }
   });
 
+  // tlswrap's own messages: a context that only looks like one (its
+  // prototype is a native context's), and node:tls's SecureContext, which
+  // node:tls takes and tlswrap cannot use.
+  it('SNICallback answering an Object.create() of a native context, or node:tls\'s SecureContext: a TypeError, no crash', async function () {
+    if (builtin) this.skip();
+    const fake = Object.create(tlswrap.createSecureContext(otherOptions).context);
+    let r = await handshake(serverOptions({ SNICallback: (name, cb) => cb(null, fake) }), { servername: 'other.example' });
+    assert.deepStrictEqual(r.server.events, ['tlsClientError']);
+    assert.ok(r.server.error instanceof TypeError);
+    assert.strictEqual(r.server.error.code, 'ERR_TLS_INVALID_CONTEXT');
+    const nodeContext = tls.createSecureContext(otherOptions);
+    r = await handshake(serverOptions({ SNICallback: (name, cb) => cb(null, nodeContext) }), { servername: 'other.example' });
+    assert.deepStrictEqual(r.server.events, ['tlsClientError']);
+    assert.ok(r.server.error instanceof TypeError);
+    assert.match(r.server.error.message, /^Invalid SNI context: .*node:tls's createSecureContext/);
+  });
+
+  // node:tls: a second answer fails the connection, during the handshake or
+  // after it.
+  it('SNICallback answering twice: ERR_MULTIPLE_CALLBACK, as tlsClientError or on the established socket', async function () {
+    let r = await handshake(serverOptions({ SNICallback: (name, cb) => { cb(null, null); cb(null, null); } }),
+      { servername: 'localhost' });
+    assert.deepStrictEqual(r.server.events, ['tlsClientError']);
+    assert.strictEqual(r.server.error.code, 'ERR_MULTIPLE_CALLBACK');
+    assert.strictEqual(r.server.error.message, 'Callback called multiple times');
+    let answer = null;
+    const server = tlswrap.createServer(serverOptions({ SNICallback: (name, cb) => { answer = cb; cb(null, null); } }));
+    const failed = new Promise((resolve) => {
+      server.on('secureConnection', (sock) => {
+        sock.on('error', resolve);
+        answer(null, null);
+      });
+    });
+    const port = await listen(server);
+    try {
+      const client = tlswrap.connect({ host: '127.0.0.1', port, ca: fixtures.ca, servername: 'localhost' });
+      client.on('error', () => {});
+      const err = await failed;
+      assert.strictEqual(err.code, 'ERR_MULTIPLE_CALLBACK');
+      client.destroy();
+    } finally {
+      await closeServer(server);
+    }
+  });
+
   it('SNICallback answering a primitive keeps the default certificate, as no context does', async function () {
     for (const bad of ['nope', 42, true]) {
       const r = await handshake(serverOptions({ SNICallback: (name, cb) => cb(null, bad) }), { servername: 'localhost' });
@@ -300,6 +345,14 @@ describe('SNI', function () {
     it('addContext with a non-object context throws ERR_INVALID_ARG_TYPE', function () {
       assert.throws(() => server.addContext('x.example', 5), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
     });
+
+    // Read as options, it would be a context with no certificate, and the
+    // default one would serve the name without a word.
+    it("addContext with node:tls's SecureContext throws ERR_TLS_INVALID_CONTEXT", function () {
+      if (builtin) this.skip();
+      assert.throws(() => server.addContext('x.example', tls.createSecureContext(otherOptions)),
+        { name: 'TypeError', code: 'ERR_TLS_INVALID_CONTEXT', message: /not node:tls's/ });
+    });
   });
 });
 
@@ -413,6 +466,14 @@ describe('ALPN', function () {
       assert.deepStrictEqual(calls, [{ servername: 'localhost', protocols: ['a', 'b'] }]);
       assert.strictEqual(r.client.alpnProtocol, 'b');
       assert.strictEqual(r.server.alpnProtocol, 'b');
+    });
+
+    it('the server socket\'s servername is already the client\'s in the callback', async function () {
+      const seen = [];
+      await handshake(serverOptions({
+        ALPNCallback() { seen.push(this.servername); return 'a'; },
+      }), { servername: 'localhost', ALPNProtocols: ['a'] });
+      assert.deepStrictEqual(seen, ['localhost']);
     });
 
     it('without SNI, servername is false', async function () {

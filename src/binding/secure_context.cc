@@ -79,11 +79,15 @@ Napi::Function SecureContext::Init(Napi::Env env) {
 SecureContext* SecureContext::FromValue(Napi::Value value) {
   Napi::Env env = value.Env();
   AddonData* data = AddonData::Get(env);
+  // instanceof alone passes an Object.create() of a real one, which wraps
+  // nothing: napi_unwrap (own wrapping only) tells them apart.
+  void* wrapped = nullptr;
   if (!value.IsObject() ||
-      !value.As<Napi::Object>().InstanceOf(data->secure_context_ctor.Value())) {
-    throw Napi::TypeError::New(env, "expected a native SecureContext");
+      !value.As<Napi::Object>().InstanceOf(data->secure_context_ctor.Value()) ||
+      napi_unwrap(env, value, &wrapped) != napi_ok || wrapped == nullptr) {
+    ThrowCodedTypeError(env, "ERR_TLS_INVALID_CONTEXT", "context must be a SecureContext");
   }
-  SecureContext* sc = Unwrap(value.As<Napi::Object>());
+  auto* sc = static_cast<SecureContext*>(wrapped);
   sc->Live();
   return sc;
 }

@@ -293,6 +293,38 @@ describe('renegotiation (TLS 1.2)', function () {
 // OpenSSL on the stack: memory the engine is encrypting from or decrypting
 // into can be detached there. In a child process (a use-after-free may
 // crash it).
+// renegotiate() from a server callback during the first handshake: OpenSSL
+// has chosen the version by then. TLS 1.3 has no renegotiation: refused at
+// once, as node:tls refuses it (false, and the callback gets OpenSSL's
+// error); TLS 1.2: the handshake under way serves.
+describe('renegotiate() during the first handshake', function () {
+  for (const [where, maxVersion, expected] of [
+    ['SNICallback', 'TLSv1.3', ['false', 'ERR_SSL_WRONG_SSL_VERSION']],
+    ['ALPNCallback', 'TLSv1.3', ['false', 'ERR_SSL_WRONG_SSL_VERSION']],
+    ['SNICallback', 'TLSv1.2', ['true', 'null']],
+  ]) {
+    it(`from a ${maxVersion} server's ${where}: ${expected[0]}, the callback gets ${expected[1]}; the connection works`, async function () {
+      const seen = [];
+      let answered;
+      const called = new Promise((resolve) => { answered = resolve; });
+      const ask = (socket) => seen.push(String(socket.renegotiate({}, (err) => answered(err ? err.code : 'null'))));
+      const extra = { maxVersion };
+      if (where === 'SNICallback') extra.SNICallback = function (name, cb) { ask(this); cb(null, null); };
+      else extra.ALPNCallback = function ({ protocols }) { ask(this); return protocols[0]; };
+      const server = tlswrap.createServer(serverOptions(extra), (sock) => sock.end('served'));
+      const port = await listen(server);
+      const client = tlswrap.connect(clientOptions(port, { ALPNProtocols: ['a'] }));
+      try {
+        assert.strictEqual(await readAll(client), 'served');
+        seen.push(await called);
+        assert.deepStrictEqual(seen, expected);
+      } finally {
+        await release([client], null, server);
+      }
+    });
+  }
+});
+
 describe('memory detached by a pskCallback during a renegotiation (TLS 1.2, child process)', function () {
   const { runChild, describeExit } = require('./run-child');
   const { builtin } = require('./common');

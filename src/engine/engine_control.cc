@@ -42,12 +42,13 @@ bool NamesGroup(const std::string& name, int group, const char* tls_name) {
 bool Engine::Renegotiate(unsigned long* err) {
   *err = 0;
   if (dead()) return false;
-  if (phase_ == Phase::kHandshake) {
+  const bool tls13 = SSL_version(ssl()) >= TLS1_3_VERSION;
+  if (phase_ == Phase::kHandshake && !tls13) {
     // The first handshake is under way and serves, as below: a client's
     // SSL_renegotiate() now would leave it in init, its writes stuck.
     return true;
   }
-  if (!established() || SSL_version(ssl()) >= TLS1_3_VERSION) {
+  if (!established() || tls13) {
     // Refused (TLS 1.3 has no renegotiation): OpenSSL's own error, now.
     ErrorQueueGuard guard;
     if (SSL_renegotiate(ssl()) != 1) {

@@ -38,6 +38,7 @@ const { kIncomingMessage } = require('node:_http_common');
 const binding = require('./binding');
 const { connect: tlsConnect } = require('./connect');
 const { invalidArgType, validateInteger } = require('./errors');
+const { paceInput, readStart: paceReadStart, readStop: paceReadStop } = require('./h2_pacing');
 const { Server: TLSServer } = require('./server');
 const { TLSSocket } = require('./socket');
 
@@ -147,7 +148,12 @@ function defineTLSStreamSocket() {
     // wrapper reports secureConnecting, and emits 'connect' after it, which
     // is what a session waits for on a socket that is not node:tls's.
     constructor(tlsSocket) {
+      const listeners = tlsSocket.listeners('data');
       super(tlsSocket);
+      const added = tlsSocket.listeners('data').filter((listener) => !listeners.includes(listener));
+      // node's listener that hands each chunk to nghttp2, paced (see
+      // h2_pacing.js); a Node that adds none or several is left as it is.
+      if (added.length === 1) paceInput(this, tlsSocket, added[0]);
       if (kCurrentWriteRequest === undefined) kCurrentWriteRequest = ownSymbol(this, 'kCurrentWriteRequest');
       // _controlReleased: verified and handed to the user ('secureConnect'
       // or the server's 'secureConnection' comes next).
@@ -163,6 +169,15 @@ function defineTLSStreamSocket() {
 
     get encrypted() {
       return true;
+    }
+
+    readStart() {
+      return paceReadStart(this) ? super.readStart() : 0;
+    }
+
+    readStop() {
+      paceReadStop(this);
+      return super.readStop();
     }
 
     // nghttp2's buffers go to the TLS socket's engine in one writev, not

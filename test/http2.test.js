@@ -161,6 +161,67 @@ describe('http2', function () {
     assert.strictEqual(serverSessions.size, 1);
   });
 
+  // A client that opens a burst of streams in one write and never reads:
+  // node:http2 admits a stream only once the responses of those before it
+  // are queued, so maxSessionMemory (10 MB by default) stops it after a few
+  // dozen 256 KiB responses. Read a chunk at a time from a JS stream,
+  // nghttp2 admitted all of one chunk's streams (hundreds) first.
+  it('a burst of 1,000 requests from a client that never reads: maxSessionMemory holds, as over node:tls', async function () {
+    const tls = require('node:tls');
+    const body = Buffer.alloc(256 * 1024, 'x');
+    let served = 0;
+    const { server, port } = await start({}, (req, res) => {
+      served++;
+      res.on('error', () => {});
+      res.end(body);
+    });
+    // The server stops admitting streams (node:http2 over node:tls then
+    // waits; tlswrap's session may fail with nghttp2's refusal, "The user
+    // callback function failed"): until the count stops moving.
+    let failed = false;
+    server.on('session', (session) => {
+      session.on('error', () => { failed = true; });
+      session.on('close', () => { failed = true; });
+    });
+    const settled = async () => {
+      let last = -1;
+      let still = 0;
+      for (let i = 0; i < 100 && !failed && still < 5; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        still = served > 0 && served === last ? still + 1 : 0;
+        last = served;
+      }
+    };
+    const frame = (type, flags, stream, payload) => {
+      const head = Buffer.alloc(9);
+      head.writeUIntBE(payload.length, 0, 3);
+      head[3] = type;
+      head[4] = flags;
+      head.writeUInt32BE(stream, 5);
+      return Buffer.concat([head, payload]);
+    };
+    // HPACK: :method GET, :scheme https, :path /, :authority localhost.
+    const headers = Buffer.from('828784' + '01096c6f63616c686f7374', 'hex');
+    const frames = [
+      Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'),
+      frame(0x4, 0, 0, Buffer.from('000400ffffff', 'hex')), // SETTINGS: a 16 MiB stream window
+      frame(0x8, 0, 0, Buffer.from('7fff0000', 'hex')), // WINDOW_UPDATE on the connection
+    ];
+    for (let id = 1; id < 2000; id += 2) frames.push(frame(0x1, 0x5, id, headers)); // END_STREAM | END_HEADERS
+    const raw = tls.connect({ port, host: '127.0.0.1', ca: fixtures.ca, servername: 'localhost', ALPNProtocols: ['h2'] });
+    raw.on('error', () => {});
+    try {
+      await once(raw, 'secureConnect');
+      raw.pause();
+      raw.write(Buffer.concat(frames));
+      await settled();
+      // node:http2 over node:tls: 38 on Node 20; tlswrap before: about 700.
+      assert.ok(served < 100, `${served} requests served before the session gave up`);
+    } finally {
+      raw.destroy();
+    }
+  });
+
   it("a large body goes out in full TLS records, not a record per DATA frame's header", async function () {
     const body = pattern(1024 * 1024);
     const { port } = await start({ minVersion: 'TLSv1.3' }, (req, res) => res.end(body));

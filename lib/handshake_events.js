@@ -56,6 +56,7 @@ class HandshakeEvents {
     if (this._handshakeTimer !== null) {
       clearTimeout(this._handshakeTimer);
       this._handshakeTimer = null;
+      if (this._timeoutMs === 0) this.timeout = 0;
     }
     if (this._pauseAfterHandshake) {
       this._pauseAfterHandshake = false;

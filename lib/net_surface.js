@@ -180,7 +180,15 @@ class NetSurface {
 }
 
 function onSocketTimeout(socket) {
-  if (socket._timeoutMs !== 0) socket.emit('timeout');
+  if (socket._timeoutMs === 0) return;
+  // As net.Socket's: a write whose bytes are still going out (to a slow
+  // reader) is activity; the timeout waits for it to stall.
+  const handle = socket._handle;
+  if (socket._writeCallback !== null && handle !== null && handle.writeProgressed()) {
+    socket._timer.refresh();
+    return;
+  }
+  socket.emit('timeout');
 }
 
 // Copies a surface's accessors and methods onto `Socket.prototype`, as

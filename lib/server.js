@@ -108,6 +108,9 @@ function tlsConnectionListener(rawSocket) {
   if (server._handshakeTimeout > 0) {
     socket._handshakeTimer = setTimeout(onHandshakeTimeout, server._handshakeTimeout, socket);
     socket._handshakeTimer.unref();
+    // node:tls runs it as the socket's own timeout (setTimeout(), then
+    // setTimeout(0) once secure): `timeout` reads so.
+    socket.timeout = server._handshakeTimeout;
   }
 }
 

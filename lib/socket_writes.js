@@ -74,6 +74,8 @@ class SocketWrites {
     const cb = this._writeCallback;
     this._writeCallback = null;
     this._writeQueueSize = 0;
+    // A write that completes later is activity, as for net.Socket.
+    this._refreshTimeout();
     if (cb) cb();
   }
 

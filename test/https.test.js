@@ -410,6 +410,54 @@ describe('https', function () {
       server.closeAllConnections();
       await assert.rejects(pending, { code: 'ECONNRESET' });
     });
+
+    // A download a slow client keeps reading is activity: server.setTimeout()
+    // must not cut it off while its bytes keep moving (net.Socket compares
+    // the write queue between checks).
+    it('setTimeout() does not fire during a large response a slow client keeps reading', async function () {
+      // node:https means to (the reference for the rule), but its check
+      // reads the queue of the TLS handle, which the TLS layer drains into
+      // TCP's in bursts: it fired in 2 runs of 6 on Node 20.
+      if (builtin) this.skip();
+      const size = 48 * 1024 * 1024;
+      const timeouts = [];
+      const { server, port } = await start({}, (req, res) => res.end(Buffer.alloc(size, 'x')));
+      server.setTimeout(1000, (socket) => { timeouts.push(Date.now()); socket.destroy(); });
+      const client = nodeTls.connect({ port, host: '127.0.0.1', ca: fixtures.ca, servername: 'localhost' });
+      try {
+        await once(client, 'secureConnect');
+        client.write('GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+        let got = 0;
+        client.on('data', (d) => { got += d.length; });
+        const closed = once(client, 'close');
+        let done = false;
+        closed.then(() => { done = true; });
+        // Reads for 20 ms every 100 ms: the response takes well over 1 s.
+        client.pause();
+        while (!done) {
+          client.resume();
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          client.pause();
+          await new Promise((resolve) => setTimeout(resolve, 80));
+        }
+        assert.deepStrictEqual(timeouts, []);
+        assert.ok(got > size, `the client got ${got} bytes of a ${size}-byte body`);
+      } finally {
+        client.destroy();
+      }
+    });
+
+    // node:tls runs the handshake timeout as the socket's own (setTimeout(),
+    // then setTimeout(0)): a request's socket reads 'timeout' 0.
+    it("a request's socket has timeout 0 once its handshake is over", async function () {
+      const seen = [];
+      const { port } = await start({}, (req, res) => {
+        seen.push(req.socket.timeout);
+        res.end();
+      });
+      await fetch(port, { agent: false });
+      assert.deepStrictEqual(seen, [0]);
+    });
   });
 
   it('an Express-style (req, res) app: routes, JSON bodies, streamed responses', async function () {

@@ -185,6 +185,7 @@ Napi::Value TLSWrap::Writev(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (dead()) return Napi::Boolean::New(env, false);
   auto id = static_cast<uint64_t>(info[0].As<Napi::Number>().Int64Value());
+  if (transport_) progress_mark_ = flushed_base_ + transport_->flushed();
   auto source = std::make_unique<JsWriteSource>(info, 1);
   CopyOnreadBytes(source.get());
   engine_->Write(std::move(source), id);

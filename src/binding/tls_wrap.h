@@ -98,6 +98,7 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   Napi::Value IsInitFinished(const Napi::CallbackInfo& info);
   Napi::Value RunInAsyncContext(const Napi::CallbackInfo& info);
   Napi::Value GetFd(const Napi::CallbackInfo& info);
+  Napi::Value WriteProgressed(const Napi::CallbackInfo& info);
   Napi::Value RecordBuffersHeld(const Napi::CallbackInfo& info);
   void AsyncReset(const Napi::CallbackInfo& info);
 
@@ -180,6 +181,7 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   UvTransport* native_ = nullptr;  // transport_, when it is the native one
   bool native_closed_ = false;
   uint64_t flushed_base_ = 0;          // engine ciphertext handed to a transport before this one
+  uint64_t progress_mark_ = 0;         // ciphertext flushed at the last write or progress check
   Napi::ObjectReference context_;      // the SecureContext the SSL_CTX belongs to
   Napi::ObjectReference sni_context_;  // one chosen by SNI, kept alive likewise
   napi_async_cleanup_hook_handle async_cleanup_ = nullptr;

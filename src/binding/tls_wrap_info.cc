@@ -80,6 +80,7 @@ Napi::Function TLSWrap::Init(Napi::Env env) {
                          InstanceMethod<&TLSWrap::IsInitFinished>("isInitFinished"),
                          InstanceMethod<&TLSWrap::RunInAsyncContext>("runInAsyncContext"),
                          InstanceMethod<&TLSWrap::GetFd>("getFd"),
+                         InstanceMethod<&TLSWrap::WriteProgressed>("writeProgressed"),
                          InstanceMethod<&TLSWrap::RecordBuffersHeld>("recordBuffersHeld"),
                          InstanceMethod<&TLSWrap::AsyncReset>("resetAsyncContext"),
                      });
@@ -536,6 +537,16 @@ Napi::Value TLSWrap::RecordBuffersHeld(const Napi::CallbackInfo& info) {
 // -1 where ciphertext goes through a JS Duplex (no fd of ours to give).
 Napi::Value TLSWrap::GetFd(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), native_ != nullptr ? native_->fd() : -1);
+}
+
+// Whether ciphertext reached the transport since the last write began or
+// the last time this was asked: net.Socket's idle timeout does not fire
+// while a write is making progress (it compares writeQueueSize likewise).
+Napi::Value TLSWrap::WriteProgressed(const Napi::CallbackInfo& info) {
+  uint64_t flushed = transport_ ? flushed_base_ + transport_->flushed() : progress_mark_;
+  bool moved = flushed != progress_mark_;
+  progress_mark_ = flushed;
+  return Napi::Boolean::New(info.Env(), moved);
 }
 
 // handle.asyncReset(resource), as node's: the connection gets a new async id

@@ -45,4 +45,11 @@ function load(file = addonPath) {
 }
 
 module.exports = load();
+// Small chunks of every connection share a slab (src/binding/tls_wrap_delegate.cc):
+// as node's own Buffer pool is, it is marked untransferable, so posting one
+// chunk's `.buffer` to a worker copies it (Node 20) or throws (Node 21+)
+// instead of detaching other connections' chunks.
+if (typeof module.exports.setSlabMarker === 'function') {
+  module.exports.setSlabMarker(require('node:worker_threads').markAsUntransferable);
+}
 module.exports.explainLoadError = explainLoadError;

@@ -7,6 +7,7 @@
 const { constants: { SSL_OP_CIPHER_SERVER_PREFERENCE } } = require('node:crypto');
 const nodeTls = require('node:tls');
 const { inspect } = require('node:util');
+const { markAsUncloneable } = require('node:worker_threads');
 const binding = require('./binding');
 const { bufferOf } = require('./bytes');
 const { defaultStore } = require('./ca');
@@ -126,6 +127,12 @@ class SecureContext {
     let { minVersion, maxVersion } = options;
     const context = new binding.SecureContext();
     this.context = context;
+    // As node:tls's, it cannot be posted to another thread (Node 22.10+
+    // can say so): a clone would be an empty object that looks like one.
+    if (markAsUncloneable !== undefined) {
+      markAsUncloneable(this);
+      markAsUncloneable(context);
+    }
 
     let min;
     let max;

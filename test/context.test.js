@@ -114,6 +114,18 @@ describe("context: node:tls's checks of the options, word for word", function ()
   });
 });
 
+describe('context: not for another thread', function () {
+  // node:tls's SecureContext (native) cannot be cloned; tlswrap's says so
+  // where Node can mark an object uncloneable (22.10 on). Sessions cross
+  // threads as Buffers.
+  it('structuredClone() of a SecureContext throws DataCloneError', function () {
+    if (!builtin && typeof require('node:worker_threads').markAsUncloneable !== 'function') this.skip();
+    const context = tlswrap.createSecureContext({});
+    assert.throws(() => structuredClone(context), { name: 'DataCloneError' });
+    assert.throws(() => structuredClone(context.context), { name: 'DataCloneError' });
+  });
+});
+
 describe('context: key material', function () {
   it('createSecureContext({key, cert}) returns a context usable by a server (SNICallback) and connects', async function () {
     const ctx = tlswrap.createSecureContext({ key: fixtures.serverKey, cert: fixtures.serverCert });

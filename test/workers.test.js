@@ -26,3 +26,58 @@ describe('worker threads', function () {
     assert.ok(after <= before, `fds before the workers: ${before}, after: ${after}`);
   });
 });
+
+// Small 'data' chunks of all connections are slices of one shared block, as
+// small Buffers share node's pool (README, "Memory of delivered chunks").
+// Like node's pool, the block is untransferable: a program that posts one
+// connection's chunk.buffer to a worker gets a copy (Node 20) or a
+// DataCloneError (Node 21+), and no other connection's chunk is detached.
+describe("a 'data' chunk's buffer posted to another thread", function () {
+  const { once } = require('node:events');
+  const { MessageChannel } = require('node:worker_threads');
+  const { builtin, tlswrap, serverOptions, clientOptions, listen, release } = require('./common');
+
+  it("never detaches another connection's chunk", async function () {
+    // node:tls 24 on hands out views of a shared 64 KiB buffer that it does
+    // not protect: its transfer detaches the other chunk.
+    if (builtin && Number(process.versions.node.split('.')[0]) >= 24) this.skip();
+    const server = tlswrap.createServer(serverOptions(), (sock) => {
+      sock.once('data', (d) => sock.write(`reply to ${d}`));
+    });
+    const port = await listen(server);
+    const sockets = [];
+    const chunkOf = async (tag) => {
+      const client = tlswrap.connect(clientOptions(port));
+      sockets.push(client);
+      await once(client, 'secureConnect');
+      client.write(tag);
+      const [chunk] = await once(client, 'data');
+      return chunk;
+    };
+    const { port1, port2 } = new MessageChannel();
+    try {
+      const chunkB = await chunkOf('B');
+      const chunkA = await chunkOf('A');
+      assert.strictEqual(chunkB.toString(), 'reply to B');
+      let posted = true;
+      try {
+        port1.postMessage(chunkA.buffer, [chunkA.buffer]);
+      } catch (err) {
+        assert.strictEqual(err.name, 'DataCloneError');
+        posted = false;
+      }
+      if (posted) {
+        const [received] = await once(port2, 'message');
+        assert.ok(received.byteLength >= chunkA.length);
+      }
+      assert.strictEqual(chunkB.toString(), 'reply to B', "the other connection's chunk");
+      // A copy (Node 20), or nothing: A's own chunk stays, too, as node's
+      // pooled Buffers do.
+      if (!builtin) assert.strictEqual(chunkA.toString(), 'reply to A');
+    } finally {
+      port1.close();
+      port2.close();
+      await release(sockets, null, server);
+    }
+  });
+});

@@ -86,6 +86,15 @@ Napi::Value DerOf(Napi::Env env, X509* cert) {
   return out;
 }
 
+namespace {
+
+void SetSlabMarker(const Napi::CallbackInfo& info) {
+  AddonData* data = AddonData::Get(info.Env());
+  if (info[0].IsFunction()) data->slab_marker = Napi::Persistent(info[0].As<Napi::Function>());
+}
+
+}  // namespace
+
 Napi::Object InitModule(Napi::Env env, Napi::Object exports) {
   auto* data = new AddonData();
   env.SetInstanceData(data);  // node-addon-api deletes it at environment teardown
@@ -99,6 +108,7 @@ Napi::Object InitModule(Napi::Env env, Napi::Object exports) {
   exports.Set("opensslVersion", OpenSSL_version(OPENSSL_VERSION_STRING));
   exports.Set("releaseArrayBuffers",
               Napi::Function::New<ReleaseArrayBuffers>(env, "releaseArrayBuffers"));
+  exports.Set("setSlabMarker", Napi::Function::New<SetSlabMarker>(env, "setSlabMarker"));
   // The engine's event codes, from their one definition.
   Napi::Object events = Napi::Object::New(env);
 #define TLSWRAP_EXPORT_EVENT(name, js, code) events.Set(js, code);

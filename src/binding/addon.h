@@ -63,6 +63,10 @@ struct AddonData {
   // Used only up to `clear_slab_used`; a new one once it is full.
   Napi::ObjectReference clear_slab;
   size_t clear_slab_used = 0;
+  // node's markAsUntransferable, run on each new slab (lib/binding.js), as
+  // node marks its own pool: a program that transfers one chunk's
+  // `.buffer` to a worker must not detach other connections' chunks.
+  Napi::FunctionReference slab_marker;
 };
 
 // The DER encoding of `cert` as a Buffer.

@@ -44,6 +44,14 @@ char* TLSWrap::ClearBuffer(size_t want, size_t* cap) {
       // Every chunk's `.buffer` is the whole slab, as small Buffers share
       // node's pool: the part not yet filled must not show old heap bytes.
       std::memset(base, 0, kSlabSize);
+      if (!data->slab_marker.IsEmpty()) {
+        // node's own C++ (a private flag on the ArrayBuffer): no user JS.
+        try {
+          data->slab_marker.Call({slab.ArrayBuffer()});
+        } catch (const Napi::Error&) {
+          // Only a terminating worker fails here; its chunks go nowhere.
+        }
+      }
     }
     clear_target_ = slab;
     target_base_ = base;

@@ -277,7 +277,12 @@ function connect(...args) {
   }
   if (ArrayBuffer.isView(options.session)) options.session = sessionForReuse(bufferOf(options.session), options);
 
-  const key = cache === null ? null : sessionKey(options, optionsKey);
+  // A replaced createSecureContext may answer the same options with another
+  // trust store (a CA list the program updates): the options then say
+  // nothing of what verified a session, so none is kept, as no context is
+  // shared (lib/context_cache.js). A secureContext of the program's own is
+  // keyed by its identity.
+  const key = cache === null ? null : sessionKey(options, create === createSecureContext ? optionsKey : null);
   let offered;
   if (key !== null && options.session === undefined) {
     offered = cache.get(key);
@@ -331,7 +336,9 @@ function connect(...args) {
   socket._attach(transport, !options.socket);
   socket._connectOptions = options;
   if (options.signal) addAbortSignal(socket, options.signal);
-  if (options.timeout) socket.setTimeout(options.timeout);
+  // As node:tls: only for a connection it makes; a socket of the caller's
+  // is the caller's to time out.
+  if (options.timeout && !options.socket) socket.setTimeout(options.timeout);
   if (cb) socket.once('secureConnect', cb);
   socket.on('secure', onConnectSecure);
   if (cache !== null && key !== null) {

@@ -357,6 +357,29 @@ async function connectOnceSServer(peer, extra) {
   });
 
   describe('verification', function () {
+    // A replaced createSecureContext may give the same options another trust
+    // store (here: the test CA, then none); a session it verified must not
+    // let a connection through that its context now refuses.
+    it('a replaced createSecureContext: nothing is cached, so a changed trust store is applied', async function () {
+      const { port } = await start(tlswrap, {});
+      const original = tlswrap.createSecureContext;
+      let trustTestCA = true;
+      tlswrap.createSecureContext = (options) => original({ ...options, ca: trustTestCA ? fixtures.ca : undefined });
+      try {
+        const sessionCache = new tlswrap.SessionCache();
+        const options = { sessionCache, ca: undefined };
+        const first = await connectOnce(port, options);
+        assert.strictEqual(first.authorized, true);
+        assert.strictEqual(sessionCache.size, 0);
+        trustTestCA = false;
+        const second = await connectOnce(port, options);
+        assert.ok(second.error, 'connected with a session its trust store would refuse');
+        assert.strictEqual(second.error.code, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+      } finally {
+        tlswrap.createSecureContext = original;
+      }
+    });
+
     it('a session from a connection that failed verification (rejectUnauthorized:false) is not cached',
        async function () {
          const { port } = await start(tlswrap, { maxVersion: 'TLSv1.2' });

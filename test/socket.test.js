@@ -1337,6 +1337,33 @@ describe('socket: construction and connecting, as node:tls', function () {
     }
   });
 
+  // node:tls sets options.timeout only on a connection it makes itself.
+  it("connect({ socket, timeout }) leaves the timeout to the caller's socket; connect({ timeout }) sets it", async function () {
+    // A TCP server that never answers: both TLS sockets stay in their handshake.
+    const server = net.createServer((s) => s.resume());
+    const port = await listen(server);
+    const raw = net.connect(port, '127.0.0.1');
+    const sockets = [raw];
+    try {
+      await once(raw, 'connect');
+      const given = tlswrap.connect({ socket: raw, timeout: 50 });
+      const made = tlswrap.connect({ port, host: '127.0.0.1', timeout: 50 });
+      sockets.push(given, made);
+      const fired = [];
+      for (const [name, s] of [['given', given], ['made', made]]) {
+        s.on('error', () => {});
+        s.on('timeout', () => fired.push(name));
+      }
+      await sleep(300);
+      assert.strictEqual(given.timeout, undefined);
+      assert.strictEqual(made.timeout, 50);
+      assert.deepStrictEqual([...new Set(fired)], ['made']);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await closeServer(server);
+    }
+  });
+
   it('traffic refreshes the timeout of the socket underneath', async function () {
     const server = tlswrap.createServer(serverOptions(), (sock) => {
       let n = 0;

@@ -114,8 +114,17 @@ function onConnectSecure() {
   // node:tls lets it through.
   const pskResumed = !!options.pskCallback && this.isSessionReused() &&
     this._handle.getPeerLeaf() === undefined;
-  if (!verifyError && !pskResumed) {
-    verifyError = checkIdentity(this, options.checkServerIdentity, serverIdentity(options));
+  // A custom check already passed the session this connection resumed from
+  // the cache: its key holds the function (by identity), the name and the
+  // trust settings. Run again it would see the leaf and issuers from the
+  // store only (a resumed session keeps no chain), and a check that pins
+  // the intermediate the server sent would refuse what it accepted; node:tls
+  // does not run it on resumption either. node's own name check (it reads
+  // the leaf alone) runs every time.
+  const check = options.checkServerIdentity;
+  const approved = this._sessionFromCache && this.isSessionReused() && check !== currentCheckServerIdentity();
+  if (!verifyError && !pskResumed && !approved) {
+    verifyError = checkIdentity(this, check, serverIdentity(options));
   }
   if (verifyError) {
     this.authorized = false;
@@ -335,6 +344,7 @@ function connect(...args) {
   });
   socket._attach(transport, !options.socket);
   socket._connectOptions = options;
+  socket._sessionFromCache = offered !== undefined;
   if (options.signal) addAbortSignal(socket, options.signal);
   // As node:tls: only for a connection it makes; a socket of the caller's
   // is the caller's to time out.

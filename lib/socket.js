@@ -132,6 +132,7 @@ class TLSSocket extends net.Socket {
     this._tlsOptions = opts;
     this._madeBare = !socket; // see connecting
     this._connectOptions = null; // connect()'s, for a socket it made
+    this._sessionFromCache = false; // connect() offered a session of its cache
     this._secureEstablished = false;
     this._controlReleased = false;
     this._started = false;

@@ -357,6 +357,41 @@ async function connectOnceSServer(peer, extra) {
   });
 
   describe('verification', function () {
+    // A resumed session keeps the leaf, not the chain the server sent: a
+    // custom check that pins the intermediate would refuse on resumption
+    // what it accepted. It passed this key's session (the key holds the
+    // function), so it is not asked again, as node:tls never asks it then.
+    it('a custom checkServerIdentity that pins the intermediate: asked on the full handshake, not on resumptions', async function () {
+      const { X509Certificate } = crypto;
+      const fixture = (name) => require('node:fs').readFileSync(fixturePath(name));
+      const intermediate = new X509Certificate(fixture('inter-ca-cert.pem')).fingerprint256;
+      const server = tlswrap.createServer({
+        key: fixture('inter-leaf-key.pem'),
+        cert: Buffer.concat([fixture('inter-leaf-cert.pem'), fixture('inter-ca-cert.pem')]),
+      }, (socket) => socket.end('k'));
+      const port = await listen(server);
+      try {
+        let asked = 0;
+        const checkServerIdentity = (host, cert) => {
+          asked++;
+          const err = tlswrap.checkServerIdentity(host, cert);
+          if (err) return err;
+          if (!cert.issuerCertificate || cert.issuerCertificate.fingerprint256 !== intermediate) {
+            return new Error('intermediate pin mismatch');
+          }
+          return undefined;
+        };
+        const sessionCache = new tlswrap.SessionCache();
+        const results = [];
+        for (let i = 0; i < 3; i++) results.push(await connectOnce(port, { sessionCache, checkServerIdentity }));
+        for (const r of results) assert.ifError(r.error);
+        assert.deepStrictEqual(results.map((r) => [r.authorized, r.reused]), [[true, false], [true, true], [true, true]]);
+        assert.strictEqual(asked, 1);
+      } finally {
+        await closeServer(server);
+      }
+    });
+
     // A replaced createSecureContext may give the same options another trust
     // store (here: the test CA, then none); a session it verified must not
     // let a connection through that its context now refuses.
@@ -497,36 +532,25 @@ async function connectOnceSServer(peer, extra) {
       }
     });
 
-    // tlswrap checks the name on resumed connections too (node:tls skips
-    // it); the session keeps the server's leaf alone, so the chain a custom
-    // check sees is completed from the trust store, as a full handshake's is.
-    it('a custom checkServerIdentity pinning the CA sees the issuer on a resumed connection', async function () {
-      const { port } = await start(tlswrap, {});
+    // node's own name check runs on resumed connections too (node:tls
+    // skips it): a session made for one name never authorizes another.
+    it('the default name check runs on a resumed connection; a custom check that passed the session is not asked again', async function () {
+      const { port } = await start(tlswrap, { maxVersion: 'TLSv1.2' });
       const sessionCache = new tlswrap.SessionCache();
-      const pin = new crypto.X509Certificate(fixtures.ca).fingerprint256;
-      const seen = [];
+      const names = [];
       const checkServerIdentity = (name, cert) => {
-        seen.push(cert.issuerCertificate ? cert.issuerCertificate.fingerprint256 : null);
-        if (!cert.issuerCertificate || cert.issuerCertificate.fingerprint256 !== pin) return new Error('CA pin');
+        names.push(name);
         return tls.checkServerIdentity(name, cert);
       };
       assert.strictEqual((await connectOnce(port, { sessionCache, checkServerIdentity })).reused, false);
       const resumed = await connectOnce(port, { sessionCache, checkServerIdentity });
       assert.ifError(resumed.error);
-      assert.strictEqual(resumed.reused, true);
-      assert.deepStrictEqual(seen, [pin, pin]);
-    });
-
-    it('a cached session whose resumed connection then fails verification is dropped', async function () {
-      const { port } = await start(tlswrap, { maxVersion: 'TLSv1.2' });
-      const sessionCache = new tlswrap.SessionCache();
-      let fail = false;
-      const checkServerIdentity = (name, cert) => (fail ? new Error('now failing') : tls.checkServerIdentity(name, cert));
-      await connectOnce(port, { sessionCache, checkServerIdentity });
-      fail = true;
-      assert.strictEqual((await connectOnce(port, { sessionCache, checkServerIdentity })).error.message, 'now failing');
-      fail = false;
-      assert.strictEqual((await connectOnce(port, { sessionCache, checkServerIdentity })).reused, false);
+      assert.deepStrictEqual([resumed.reused, resumed.authorized], [true, true]);
+      assert.deepStrictEqual(names, ['localhost']);
+      // The same server reached under another name: another key, and a
+      // full handshake that fails the name check.
+      const other = await connectOnce(port, { sessionCache, servername: 'other.example' });
+      assert.strictEqual(other.error.code, 'ERR_TLS_CERT_ALTNAME_INVALID');
     });
   });
 

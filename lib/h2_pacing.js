@@ -117,7 +117,9 @@ function feedPendingNT(wrapper) {
 // while a cut chunk waits is put off until it has been fed.
 function readStart(wrapper) {
   wrapper[kReading] = true;
-  return wrapper[kPending] === null;
+  // Not paced (yet, in JSStreamSocket's constructor; or on a Node whose
+  // wrapper was left as it is): the start is node's as usual.
+  return !wrapper[kPending];
 }
 function readStop(wrapper) {
   wrapper[kReading] = false;

@@ -102,15 +102,7 @@ function onNewListener(event) {
 
 function onEndBeforeSecure() {
   if (this._secureEstablished || this._hadError) return;
-  const err = codedError(Error, 'ECONNRESET',
-                         'Client network socket disconnected before secure TLS connection was established');
-  const o = this._connectOptions;
-  err.path = o.path;
-  err.host = o.host;
-  err.port = o.port;
-  err.localAddress = o.localAddress;
-  this._hadError = true;
-  this.destroy(err);
+  this.destroy(this._disconnectedBeforeSecure());
 }
 
 function emitCloseNT(socket, hadError) {
@@ -133,6 +125,7 @@ class TLSSocket extends net.Socket {
     this._madeBare = !socket; // see connecting
     this._connectOptions = null; // connect()'s, for a socket it made
     this._sessionFromCache = false; // connect() offered a session of its cache
+    this._endBeforeSecure = false; // EOF before the handshake; ECONNRESET at 'end'
     this._secureEstablished = false;
     this._controlReleased = false;
     this._started = false;
@@ -419,12 +412,26 @@ class TLSSocket extends net.Socket {
     }
   }
 
+  // node:tls's error for a client whose peer left mid-handshake.
+  _disconnectedBeforeSecure() {
+    const err = codedError(Error, 'ECONNRESET',
+                           'Client network socket disconnected before secure TLS connection was established');
+    const o = this._connectOptions;
+    err.path = o.path;
+    err.host = o.host;
+    err.port = o.port;
+    err.localAddress = o.localAddress;
+    this._hadError = true;
+    return err;
+  }
+
   _onEngineEnd() {
     // The peer went away mid-handshake: node:tls reports it as a reset on
     // the sockets of connect() and of a server. One made by hand just ends.
     // A client's comes from its 'end' (as node:tls's, whose first 'end'
     // listener fails the socket): listeners of 'end' see it first.
     if (!this._secureEstablished && this._connectOptions !== null && !this._tlsOptions.isServer) {
+      this._endBeforeSecure = true; // a transport that closes first fails it too
       this.prependOnceListener('end', onEndBeforeSecure);
     } else if (!this._secureEstablished && this.server) {
       this._hadError = true;

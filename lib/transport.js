@@ -62,12 +62,11 @@ function onTransportError(err) {
     owner.destroy(err);
     return;
   }
-  // A transport the caller passed in: as with node:tls, its error is the TLS
-  // socket's at once (before listeners added to the transport later), and
-  // the TLS socket closes when the transport does, with no error of its own.
-  if (owner.destroyed || owner._hadError) return;
-  owner._hadError = true;
-  owner.emit('error', err);
+  // A transport the caller passed in: as with node:tls, each of its errors
+  // is the TLS socket's at once (before listeners added to the transport
+  // later), and the TLS socket closes when the transport does, with no
+  // error of its own.
+  if (!owner.destroyed) owner.emit('error', err);
 }
 function onTransportClose() {
   const owner = this[kOwner];
@@ -79,10 +78,18 @@ function onTransportClose() {
   // The wait for the transport to finish is over: 'finish' comes before
   // 'close', as it does when node's shutdown fails.
   if (owner._transportFinish !== null) owner._transportFinish();
-  // A write whose ciphertext the Duplex still held is lost: as node:tls's,
-  // the socket fails with it (ECANCELED), not only the write's callback.
-  // One the engine still held (behind the handshake) only fails its write.
-  const lost = owner._writeCallback !== null && !owner._native && owner._ciphertextInFlight > 0;
+  // The peer's EOF came before the handshake was done and the transport
+  // closed before 'end' could report it: the reset is reported now.
+  if (owner._endBeforeSecure && !owner._secureEstablished && !owner._hadError) {
+    owner.destroy(owner._disconnectedBeforeSecure());
+    return;
+  }
+  // A write lost with the transport (its ciphertext in the Duplex, or made
+  // once the connection was up): as node:tls's, the socket fails with it
+  // (ECANCELED), not only the write's callback. One still behind the
+  // handshake only fails its write.
+  const lost = owner._writeCallback !== null && !owner._native &&
+    (owner._ciphertextInFlight > 0 || owner._secureEstablished);
   owner.destroy(lost ? writeCanceledError() : undefined);
 }
 function onTransportDrain() {

@@ -325,6 +325,34 @@ describe('renegotiate() during the first handshake', function () {
   }
 });
 
+// A client that asks before its first handshake is through (from its
+// 'connect' listener) against a TLS 1.2 server: that handshake serves, and
+// the connection carries data as usual (OpenSSL left in init would hold
+// every write back for good).
+describe("renegotiate() from a client's 'connect' listener", function () {
+  it('the first handshake serves: the callback gets null, data flows both ways', async function () {
+    // node:tls calls SSL_renegotiate() mid-handshake here, and its writes
+    // then wait for ever: this pins tlswrap's way.
+    if (require('./common').builtin) this.skip();
+    const server = tls.createServer(serverOptions(TLS12), (sock) => sock.on('data', (d) => sock.write(`echo:${d}`)));
+    const port = await listen(server);
+    const client = tlswrap.connect(clientOptions(port));
+    const seen = [];
+    client.on('connect', () => {
+      seen.push(String(client.renegotiate({}, (err) => seen.push(`callback ${err ? err.code : null}`))));
+    });
+    try {
+      await once(client, 'secureConnect');
+      client.write('ping');
+      const [reply] = await once(client, 'data');
+      assert.strictEqual(reply.toString(), 'echo:ping');
+      assert.deepStrictEqual(seen, ['true', 'callback null']);
+    } finally {
+      await release([client], null, server);
+    }
+  });
+});
+
 describe('memory detached by a pskCallback during a renegotiation (TLS 1.2, child process)', function () {
   const { runChild, describeExit } = require('./run-child');
   const { builtin } = require('./common');

@@ -1175,6 +1175,76 @@ describe('socket: wrapping existing streams', function () {
     });
   }
 
+  // A Duplex that ends (the peer left after the ClientHello) and is
+  // destroyed in the same tick: the EOF before the handshake still fails
+  // the client with node:tls's reset, though 'close' beat 'end'.
+  it("a Duplex that pushes EOF and closes at once, mid-handshake: ECONNRESET, 'close' true", async function () {
+    const duplex = new Duplex({
+      read() {},
+      write(chunk, encoding, cb) {
+        cb();
+        setImmediate(() => {
+          duplex.push(null);
+          duplex.destroy();
+        });
+      },
+    });
+    const client = tlswrap.connect({ socket: duplex, servername: 'localhost', ca: fixtures.ca });
+    const errors = [];
+    client.on('error', (err) => errors.push(err.code));
+    const hadError = await new Promise((resolve) => client.on('close', resolve));
+    assert.deepStrictEqual(errors, ['ECONNRESET']);
+    assert.strictEqual(hadError, true);
+  });
+
+  // A server and a client over a pair of Duplexes (the server node:tls's
+  // where the suite runs against it, tlswrap's otherwise).
+  function tlsOverDuplexes() {
+    let a = null;
+    let b = null;
+    const slow = { on: false };
+    a = new Duplex({ read() {}, write(chunk, encoding, cb) { b.push(chunk); if (slow.on) setTimeout(cb, 100); else cb(); } });
+    b = new Duplex({ read() {}, write(chunk, encoding, cb) { a.push(chunk); cb(); } });
+    const server = new tlswrap.TLSSocket(b, { isServer: true, key: fixtures.serverKey, cert: fixtures.serverCert });
+    server.on('error', () => {});
+    return { a, b, slow, server };
+  }
+
+  it("a write made in 'secureConnect' and the Duplex destroyed at once: the write and the socket fail ECANCELED", async function () {
+    const { a, slow, server } = tlsOverDuplexes();
+    const client = tlswrap.connect({ socket: a, servername: 'localhost', ca: fixtures.ca });
+    const events = [];
+    client.on('error', (err) => events.push(`error ${err.code}`));
+    client.on('secureConnect', () => {
+      slow.on = true;
+      client.write('hello', (err) => events.push(`write ${err && err.code}`));
+      a.destroy();
+    });
+    const hadError = await new Promise((resolve) => client.on('close', resolve));
+    server.destroy();
+    assert.strictEqual(hadError, true);
+    assert.deepStrictEqual(events.sort(), ['error ECANCELED', 'write ECANCELED']);
+  });
+
+  it("every error of a caller's Duplex reaches the TLS socket, and a TLS error after them too", async function () {
+    const { a, server } = tlsOverDuplexes();
+    const client = tlswrap.connect({ socket: a, servername: 'localhost', ca: fixtures.ca });
+    const errors = [];
+    client.on('error', (err) => errors.push(err.code || err.message));
+    a.emit('error', new Error('first'));
+    a.emit('error', new Error('second'));
+    await once(client, 'secureConnect');
+    a.push(Buffer.from('this is not a TLS record at all..........'));
+    const deadline = Date.now() + 5000;
+    while (errors.length < 3 && Date.now() < deadline) await sleep(20);
+    client.destroy();
+    server.destroy();
+    // The record error's code is OpenSSL's (3.0 and 3.5 name it differently).
+    assert.deepStrictEqual(errors.slice(0, 2), ['first', 'second']);
+    assert.match(String(errors[2]), /^ERR_SSL_/);
+    assert.strictEqual(errors.length, 3);
+  });
+
   it("a Duplex that emits 'error' and stays open: the TLS socket reports it and stays open too", async function () {
     const duplex = new Duplex({ read() {}, write(chunk, encoding, cb) { cb(); }, autoDestroy: false, emitClose: false });
     const client = tlswrap.connect({ socket: duplex, servername: 'localhost', ca: fixtures.ca });

@@ -125,13 +125,14 @@ function setDefaultCACertificates(certs) {
       throw invalidArgType(`certs[${i}]`, ['string', 'ArrayBufferView'], certs[i]);
     }
   }
-  // One certificate per entry, duplicates once, as node reads them.
+  // Every certificate of every entry (a bundle in one string too),
+  // duplicates once, as node reads them.
   const pems = [];
   for (const one of certs) {
     const text = typeof one === 'string' ? one : bufferOf(one).toString('latin1');
-    const first = text.match(pemBlock);
-    const pem = first && normalized(first[0]);
-    if (pem !== null && !pems.includes(pem)) pems.push(pem);
+    for (const pem of splitPems(text)) {
+      if (!pems.includes(pem)) pems.push(pem);
+    }
   }
   if (certs.length > 0 && pems.length === 0) {
     throw codedError(Error, 'ERR_CRYPTO_OPERATION_FAILED', 'No valid certificates found in the provided array');

@@ -868,6 +868,10 @@ describe('verify: getCACertificates() and setDefaultCACertificates()', function 
       assert.strictEqual(await verifyWithDefaults(), null);
       tlswrap.setDefaultCACertificates([Buffer.from(fixtures.clientCert)]);
       assert.strictEqual(await verifyWithDefaults(), 'UNABLE_TO_VERIFY_LEAF_SIGNATURE');
+      // A bundle in one entry: every certificate in it counts.
+      tlswrap.setDefaultCACertificates([`${fixtures.selfSignedCert}${fixtures.ca}`]);
+      assert.strictEqual(tlswrap.getCACertificates().length, 2);
+      assert.strictEqual(await verifyWithDefaults(), null);
     } finally {
       tlswrap.setDefaultCACertificates(saved);
     }

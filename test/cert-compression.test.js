@@ -12,7 +12,7 @@ const { once } = require('node:events');
 const nodeTls = require('node:tls');
 const zlib = require('node:zlib');
 const {
-  tlswrap, builtin, fixture, fixtures, listen, release, startRecordProxy, RecordType,
+  tlswrap, builtin, fixture, fixtures, listen, release, serverOptions, startRecordProxy, RecordType,
 } = require('./common');
 
 const {
@@ -148,6 +148,14 @@ describe('certificate compression', function () {
       const plain = await flight(undefined);
       const compressed = await flight(['zlib']);
       assert.ok(compressed < plain - 4000, `compressed: ${compressed} B, uncompressed: ${plain} B`);
+    });
+
+    // OpenSSL makes no brotli form of a small certificate (none smaller
+    // than it): the server sends it uncompressed, as node:tls's does.
+    it('a server with brotli alone and a small certificate: accepted, the handshake works', async () => {
+      const server = tlswrap.createServer(serverOptions({ certificateCompression: ['brotli'] }), (s) => s.end());
+      const result = await handshake(server, tlswrap, { certificateCompression: ['brotli'] });
+      assert.strictEqual(result.authorized, true);
     });
 
     it('connect() does not share a context between different choices', async () => {

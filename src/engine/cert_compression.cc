@@ -1,6 +1,7 @@
 #include "cert_compression.h"
 
 #include <dlfcn.h>
+#include <openssl/err.h>
 
 #include <cstdint>
 #include <initializer_list>
@@ -96,10 +97,14 @@ bool Compress(SSL_CTX* ctx) {
   const Api& api = GetApi();
   if (api.compress == nullptr) return false;
   if (SSL_CTX_get0_certificate(ctx) == nullptr) return true;
-  // 0: every algorithm of the preference list.
-  if (api.compress(ctx, 0) != 1) return false;
-  // OpenSSL may make no form for an algorithm (for the 0.9 KB test
-  // certificate it made none with brotli): drop those from the set, or
+  // 0: every algorithm of the preference list. OpenSSL answers 0 as well
+  // when no algorithm made a form smaller than the certificate (brotli
+  // alone, on the 0.9 KB test certificate): nothing is sent compressed
+  // then, which node:tls accepts too, so that is no error.
+  ERR_set_mark();
+  api.compress(ctx, 0);
+  ERR_pop_to_mark();
+  // OpenSSL may make no form for an algorithm: drop those from the set, or
   // CopyCompressed() would try them again on every connection.
   uintptr_t chosen = Chosen(ctx);
   for (int alg : {kZlib, kBrotli, kZstd}) {

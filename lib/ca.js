@@ -1,8 +1,8 @@
 'use strict';
 
 // The default trust store as tls.getCACertificates() / setDefaultCACertificates()
-// see it: node's bundled roots plus NODE_EXTRA_CA_CERTS (read once, at first
-// use, as node reads it once at startup), until replaced. As node's, it
+// see it: node's bundled roots plus NODE_EXTRA_CA_CERTS (named when this
+// module loads, as node reads it once at startup), until replaced. As node's, it
 // follows --use-openssl-ca (OpenSSL's default paths instead of the bundled
 // roots) and --use-system-ca / NODE_USE_SYSTEM_CA=1 (the system store too).
 
@@ -37,15 +37,22 @@ let defaults = null;
 let replaced = null; // set by setDefaultCACertificates()
 let version = 0; // bumped on each replacement, so the native store is rebuilt
 
+// node reads NODE_EXTRA_CA_CERTS once, before any module runs: a program
+// that sets or deletes it later changes nothing for node:tls. Where node
+// lists what it read (22.15+), that list is used; before, the variable as it
+// was when this module loaded (the file read at first use). A file that
+// fails to load is skipped quietly: node has said so at startup.
+const extraFileName = process.env.NODE_EXTRA_CA_CERTS;
 function extraFile() {
   if (extraText === null) {
     extraText = '';
-    const file = process.env.NODE_EXTRA_CA_CERTS;
-    if (file) {
+    if (typeof nodeTls.getCACertificates === 'function') {
+      extraText = nodeTls.getCACertificates('extra').join('\n');
+    } else if (extraFileName) {
       try {
-        extraText = fs.readFileSync(file, 'latin1');
-      } catch (err) {
-        process.emitWarning(`Ignoring extra certs from \`${file}\`, load failed: ${err.message}`);
+        extraText = fs.readFileSync(extraFileName, 'latin1');
+      } catch {
+        // node's startup warning covers it.
       }
     }
   }

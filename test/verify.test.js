@@ -728,6 +728,17 @@ describe('verify: default trust store', function () {
     assert.deepStrictEqual(untrusted, { authorized: false, error: 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY' });
   });
 
+  // As node, the module reads the startup value: Node 22.15+ lists it
+  // (tls.getCACertificates('extra')); before, only the value at load is
+  // known, which a program that changes its environment first has lost.
+  it('NODE_EXTRA_CA_CERTS deleted by the program before it loads the module: still trusted', async function () {
+    if (typeof tls.getCACertificates !== 'function') this.skip();
+    const result = await runChild({
+      NODE_EXTRA_CA_CERTS: path.join(__dirname, 'fixtures', 'ca-cert.pem'), TLSWRAP_TEST_UNSET_EXTRA: '1',
+    });
+    assert.deepStrictEqual(result, { authorized: true, error: null });
+  });
+
   it('a TRUSTED CERTIFICATE block in NODE_EXTRA_CA_CERTS is not read (its rejected uses would be lost)', async function () {
     // The test CA, marked rejected for server authentication.
     const result = await runChild({ NODE_EXTRA_CA_CERTS: path.join(__dirname, 'fixtures', 'ca-trusted-form.pem') });

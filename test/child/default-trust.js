@@ -8,8 +8,11 @@
 // list is node:tls's. Honours TLSWRAP_TEST_BUILTIN through common.js.
 // TLSWRAP_TEST_LEAF: the server's certificate and key (test/fixtures/<name>-
 // cert.pem and -key.pem; default: server). TLSWRAP_TEST_CLIENT: more client
-// options, as JSON.
+// options, as JSON. TLSWRAP_TEST_UNSET_EXTRA=1: the program deletes
+// NODE_EXTRA_CA_CERTS from its environment before it loads anything, which
+// node (it read the variable at startup) does not notice.
 
+if (process.env.TLSWRAP_TEST_UNSET_EXTRA === '1') delete process.env.NODE_EXTRA_CA_CERTS;
 const nodeTls = require('node:tls');
 const { tlswrap, serverOptions, fixture } = require('../common');
 

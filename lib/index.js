@@ -34,8 +34,11 @@ module.exports = {
   SessionCache: require('./session_cache').SessionCache,
 };
 
+// Accessors (the engine follows assignments), configurable as node:tls's
+// data properties are: a program may redefine or delete them.
 for (const name of Object.keys(defaults)) {
   Object.defineProperty(module.exports, name, {
+    configurable: true,
     enumerable: true,
     get: () => defaults[name],
     set: (value) => {

@@ -422,26 +422,29 @@ describe('https', function () {
       const size = 48 * 1024 * 1024;
       const timeouts = [];
       const { server, port } = await start({}, (req, res) => res.end(Buffer.alloc(size, 'x')));
-      server.setTimeout(1000, (socket) => { timeouts.push(Date.now()); socket.destroy(); });
+      server.setTimeout(500, (socket) => { timeouts.push(Date.now()); socket.destroy(); });
       const client = nodeTls.connect({ port, host: '127.0.0.1', ca: fixtures.ca, servername: 'localhost' });
       try {
         await once(client, 'secureConnect');
         client.write('GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+        // Reads for 10 ms every 100 ms: the response takes well over 500 ms,
+        // its bytes moving all along.
         let got = 0;
+        let closed = false;
         client.on('data', (d) => { got += d.length; });
-        const closed = once(client, 'close');
-        let done = false;
-        closed.then(() => { done = true; });
-        // Reads for 20 ms every 100 ms: the response takes well over 1 s.
+        client.once('close', () => { closed = true; });
         client.pause();
-        while (!done) {
+        const start = Date.now();
+        while (!closed) {
           client.resume();
-          await new Promise((resolve) => setTimeout(resolve, 20));
+          await new Promise((resolve) => setTimeout(resolve, 10));
           client.pause();
-          await new Promise((resolve) => setTimeout(resolve, 80));
+          await new Promise((resolve) => setTimeout(resolve, 90));
         }
-        assert.deepStrictEqual(timeouts, []);
+        assert.deepStrictEqual(timeouts, [], `'timeout' after ${timeouts.map((t) => t - start)} ms`);
         assert.ok(got > size, `the client got ${got} bytes of a ${size}-byte body`);
+        // Long enough for the check to mean something.
+        assert.ok(Date.now() - start > 600, `the download took only ${Date.now() - start} ms`);
       } finally {
         client.destroy();
       }

@@ -133,11 +133,14 @@ function setDefaultCACertificates(certs) {
     }
   }
   // Every certificate of every entry (a bundle in one string too),
-  // duplicates once, as node reads them.
+  // duplicates once, as node reads them; a block that does not parse
+  // refuses the whole list, the store left as it was.
   const pems = [];
   for (const one of certs) {
     const text = typeof one === 'string' ? one : bufferOf(one).toString('latin1');
-    for (const pem of splitPems(text)) {
+    for (const block of text.match(pemBlock) || []) {
+      const pem = normalized(block);
+      if (pem === null) throw codedError(Error, 'ERR_OSSL_PEM_ASN1_LIB', 'error:0488000D:PEM routines::ASN1 lib');
       if (!pems.includes(pem)) pems.push(pem);
     }
   }

@@ -34,11 +34,11 @@ module.exports = {
   SessionCache: require('./session_cache').SessionCache,
 };
 
-// Accessors (the engine follows assignments), configurable as node:tls's
-// data properties are: a program may redefine or delete them.
+// Accessors: the engine follows assignments. Not configurable (node:tls's
+// are data properties): a value put in place by defineProperty would not
+// reach the engine, so that throws rather than go unheard.
 for (const name of Object.keys(defaults)) {
   Object.defineProperty(module.exports, name, {
-    configurable: true,
     enumerable: true,
     get: () => defaults[name],
     set: (value) => {

@@ -15,10 +15,10 @@
 // - TLS 1.3: the newest few tickets are kept per key and an unused one is
 //   offered first; a server seen to take each ticket once gets each once.
 
-const nodeTls = require('node:tls');
 const { convertALPNProtocols } = require('./alpn');
 const { sha256 } = require('./context_cache');
 const { identity } = require('./identity');
+const { serverIdentity } = require('./session_state');
 const { invalidArgType, validateInteger } = require('./errors');
 
 const TLS1_3_VERSION = 0x0304;
@@ -164,7 +164,12 @@ function sessionKey(options, context) {
     `sni=${servername === undefined ? '' : servername}`,
     `alpn=${alpn.ALPNProtocols ? alpn.ALPNProtocols.toString('hex') : ''}`,
     `reject=${options.rejectUnauthorized !== false}`,
-    `csi=${check === nodeTls.checkServerIdentity ? 'default' : typeof check === 'function' ? identity(check) : '-'}`,
+    // The name the check judges (host, or a socket's, when no servername
+    // is sent): a session a check passed for one name is never offered
+    // under another. And the check itself, by identity, default or not: a
+    // connection resuming from the cache does not ask a custom check again.
+    `name=${serverIdentity(options)}`,
+    `csi=${typeof check === 'function' ? identity(check) : '-'}`,
     // Where https.Agent's name keeps connections apart, sessions stay apart.
     `local=${options.localAddress}`,
     `family=${options.family}`,

@@ -392,6 +392,57 @@ async function connectOnceSServer(peer, extra) {
       }
     });
 
+    // The key names what the check judged: over a unix socket with only
+    // `host` (no SNI), two names reach one server, and a policy that admits
+    // one of them must be asked about the other (a full handshake).
+    it('a custom check that admits one host name is asked again for another name on the same path', async function () {
+      const os = require('node:os');
+      const fixture = (name) => require('node:fs').readFileSync(fixturePath(name));
+      const sock = path.join(os.tmpdir(), `tlswrap-sc-${process.pid}.sock`);
+      const server = tlswrap.createServer({ key: fixture('many-names-key.pem'), cert: fixture('many-names-cert.pem') },
+        (socket) => socket.end('k'));
+      await new Promise((resolve) => server.listen(sock, resolve));
+      try {
+        const asked = [];
+        const checkServerIdentity = (host, cert) => {
+          asked.push(host);
+          if (host !== 'host-001.tlswrap.example') return new Error(`the policy refuses ${host}`);
+          return tlswrap.checkServerIdentity(host, cert);
+        };
+        const sessionCache = new tlswrap.SessionCache();
+        const options = { path: sock, port: undefined, servername: undefined, sessionCache, checkServerIdentity };
+        const first = await connectOnce(undefined, { ...options, host: 'host-001.tlswrap.example' });
+        assert.deepStrictEqual([first.authorized, first.reused], [true, false]);
+        const second = await connectOnce(undefined, { ...options, host: 'host-002.tlswrap.example' });
+        assert.ok(second.error, 'the second name was let through');
+        assert.strictEqual(second.error.message, 'the policy refuses host-002.tlswrap.example');
+        assert.deepStrictEqual(asked, ['host-001.tlswrap.example', 'host-002.tlswrap.example']);
+      } finally {
+        await closeServer(server);
+      }
+    });
+
+    // node:tls's checkServerIdentity replaced by the program (a pin) after
+    // sessions were cached under node's own: another key, and it is asked.
+    it('node:tls.checkServerIdentity replaced after use: the replacement is asked, not skipped', async function () {
+      const { port } = await start(tlswrap, {});
+      const sessionCache = new tlswrap.SessionCache();
+      const original = tls.checkServerIdentity;
+      assert.strictEqual((await connectOnce(port, { sessionCache, checkServerIdentity: original })).authorized, true);
+      let asked = 0;
+      tls.checkServerIdentity = () => {
+        asked++;
+        return new Error('pin mismatch');
+      };
+      try {
+        const r = await connectOnce(port, { sessionCache, checkServerIdentity: tls.checkServerIdentity });
+        assert.strictEqual(r.error && r.error.message, 'pin mismatch');
+        assert.strictEqual(asked, 1);
+      } finally {
+        tls.checkServerIdentity = original;
+      }
+    });
+
     // A replaced createSecureContext may give the same options another trust
     // store (here: the test CA, then none); a session it verified must not
     // let a connection through that its context now refuses.

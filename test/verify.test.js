@@ -900,5 +900,13 @@ describe('verify: getCACertificates() and setDefaultCACertificates()', function 
       { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE', message: /"certs\[0\]" argument/ });
     assert.throws(() => tlswrap.setDefaultCACertificates(['not a certificate']),
       { code: 'ERR_CRYPTO_OPERATION_FAILED' });
+    // A certificate block that does not parse, alone, in a bundle or next
+    // to a good entry: the whole list is refused, the store kept.
+    const before = tlswrap.getCACertificates('default');
+    const bad = '-----BEGIN CERTIFICATE-----\nTUlJQm9ndXM=\n-----END CERTIFICATE-----\n';
+    for (const certs of [[bad], [`${bad}${fixtures.ca}`], [`${fixtures.ca}${bad}`], [fixtures.ca.toString(), bad]]) {
+      assert.throws(() => tlswrap.setDefaultCACertificates(certs), { code: 'ERR_OSSL_PEM_ASN1_LIB' });
+    }
+    assert.deepStrictEqual(tlswrap.getCACertificates('default'), before);
   });
 });

@@ -174,7 +174,7 @@ void TLSWrap::CiphertextFlushed(const Napi::CallbackInfo& /*info*/) {
   js->Flushed();
   // All written has called back: no need to wait for a 'drain' (see Write).
   if (js->idle()) engine_->SetTransportBlocked(false);
-  engine_->SetFlushed(flushed_base_ + transport_->flushed());
+  engine_->SetFlushed(FlushedTotal());
   Cycle();
 }
 
@@ -185,7 +185,7 @@ Napi::Value TLSWrap::Writev(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (dead()) return Napi::Boolean::New(env, false);
   auto id = static_cast<uint64_t>(info[0].As<Napi::Number>().Int64Value());
-  if (transport_) progress_mark_ = flushed_base_ + transport_->flushed();
+  if (transport_) progress_mark_ = FlushedTotal();
   auto source = std::make_unique<JsWriteSource>(info, 1);
   CopyOnreadBytes(source.get());
   engine_->Write(std::move(source), id);
@@ -455,7 +455,7 @@ bool TLSWrap::Flush(bool force) {
     }
     if (!dead()) engine_->SetTransportBlocked(!ok);
   }
-  if (!dead()) engine_->SetFlushed(flushed_base_ + transport_->flushed());
+  if (!dead()) engine_->SetFlushed(FlushedTotal());
   return any;
 }
 

@@ -161,6 +161,9 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   // surfaces before any later event, and a later one cannot hide it.
   void Thrown(const Napi::Error& error);
   void SyncReading();
+  // Engine ciphertext the transports have taken so far (this one's count
+  // on top of what earlier ones took); transport_ must be set.
+  uint64_t FlushedTotal() const { return flushed_base_ + transport_->flushed(); }
   // Runs `f` as an entry from the event loop: a handle scope, and a JS
   // exception turned into an uncaught one (no C++ exception reaches libuv).
   template <typename F>

@@ -543,7 +543,7 @@ Napi::Value TLSWrap::GetFd(const Napi::CallbackInfo& info) {
 // the last time this was asked: net.Socket's idle timeout does not fire
 // while a write is making progress (it compares writeQueueSize likewise).
 Napi::Value TLSWrap::WriteProgressed(const Napi::CallbackInfo& info) {
-  uint64_t flushed = transport_ ? flushed_base_ + transport_->flushed() : progress_mark_;
+  uint64_t flushed = transport_ ? FlushedTotal() : progress_mark_;
   bool moved = flushed != progress_mark_;
   progress_mark_ = flushed;
   return Napi::Boolean::New(info.Env(), moved);

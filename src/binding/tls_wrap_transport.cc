@@ -148,7 +148,7 @@ void TLSWrap::OnTransportDrain() {
   FromLoop([this] {
     if (dead()) return;
     engine_->SetTransportBlocked(native_->blocked());
-    engine_->SetFlushed(flushed_base_ + native_->flushed());
+    engine_->SetFlushed(FlushedTotal());
     Cycle();
   });
 }

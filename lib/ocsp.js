@@ -44,7 +44,9 @@ function requestOCSP(socket, handle, native, ocspRequested) {
     try {
       handle.certCbDone(native);
     } catch (err) {
-      socket.destroy(err);
+      // An object that inherits from a context but wraps none: node:tls's
+      // uncoded TypeError for an SNI answer it cannot use.
+      socket.destroy(err.code === 'ERR_TLS_INVALID_CONTEXT' ? new TypeError('Invalid SNI context') : err);
     }
   };
   if (!ocspRequested || !server || server.listenerCount('OCSPRequest') === 0) {

@@ -469,12 +469,14 @@ class TLSSocket extends net.Socket {
     const transport = this._transport;
     if (transport && !transport.destroyed && typeof transport.destroy === 'function') transport.destroy();
     // A write still in flight fails (and with it those queued behind it,
-    // which the stream only fails once it is no longer writing).
+    // which the stream only fails once it is no longer writing). As node's
+    // write request, it is called back after the socket's 'error' and
+    // before 'close'.
     const writeCallback = this._writeCallback;
     this._writeCallback = null;
     this._writeQueueSize = 0;
-    if (writeCallback !== null) writeCallback(writeCanceledError());
     cb(err);
+    if (writeCallback !== null) process.nextTick(writeCallback, writeCanceledError());
     process.nextTick(emitCloseNT, this, !!err);
   }
 }

@@ -198,6 +198,37 @@ describe('client talking to a server that is not TLS', function () {
     assert.strictEqual(err.port, port);
     if (!client.closed) await once(client, 'close');
   });
+
+  // As node:tls's write request, a write waiting behind the handshake is
+  // called back once the socket has failed: after 'error', before 'close'
+  // (node 20 with no error, 22+ with ECANCELED), over TCP and over a Duplex.
+  for (const over of ['tcp', 'duplex']) {
+    it(`peer closes mid-handshake with a write pending (${over}): 'end', 'error', the write's callback, 'close'`, async function () {
+      reply = '';
+      let client;
+      if (over === 'tcp') {
+        client = tlswrap.connect(clientOptions(port));
+      } else {
+        const { Duplex } = require('node:stream');
+        const duplex = new Duplex({
+          read() {},
+          write(chunk, encoding, callback) {
+            callback();
+            setImmediate(() => this.push(null));
+          },
+        });
+        client = tlswrap.connect({ ...clientOptions(port), socket: duplex });
+      }
+      const events = [];
+      client.write('early', (err) => events.push(`write ${err ? err.code : 'null'}`));
+      client.on('end', () => events.push('end'));
+      client.on('error', (e) => events.push(`error ${e.code}`));
+      client.resume();
+      await new Promise((resolve) => client.once('close', resolve));
+      const nodeNoError = builtin && Number(process.versions.node.split('.')[0]) < 22;
+      assert.deepStrictEqual(events, ['end', 'error ECONNRESET', nodeNoError ? 'write null' : 'write ECANCELED']);
+    });
+  }
 });
 
 // node:tls words a TLS error the way OpenSSL prints the first error of its

@@ -14,6 +14,27 @@ const { addSurface } = require('./net_surface');
 const { requestOCSP } = require('./ocsp');
 const { bufferOf } = require('./bytes');
 
+// The callback a handshake waits on, as node:tls takes its answers: a
+// second one is the application's bug and fails the connection rather than
+// go unnoticed, even once it is established; one that comes after the
+// connection closed is dropped; an error fails the connection.
+function answerOnce(socket, handle, onAnswer) {
+  let called = false;
+  return (err, value) => {
+    if (called) {
+      socket.destroy(codedError(Error, 'ERR_MULTIPLE_CALLBACK', 'Callback called multiple times'));
+      return;
+    }
+    called = true;
+    if (socket._handle !== handle) return;
+    if (err) {
+      socket.destroy(err);
+      return;
+    }
+    onAnswer(value);
+  };
+}
+
 class HandshakeEvents {
   _onHandshakeStart() {
     if (!this._secureEstablished) return;
@@ -94,20 +115,7 @@ class HandshakeEvents {
       requestOCSP(this, handle, undefined, ocspRequested);
       return;
     }
-    let called = false;
-    const done = (err, context) => {
-      // As node:tls: a second answer fails the connection, even one made
-      // after it was established.
-      if (called) {
-        this.destroy(codedError(Error, 'ERR_MULTIPLE_CALLBACK', 'Callback called multiple times'));
-        return;
-      }
-      called = true;
-      if (this._handle !== handle) return;
-      if (err) {
-        this.destroy(err);
-        return;
-      }
+    const done = answerOnce(this, handle, (context) => {
       let native;
       try {
         native = sniContext(context);
@@ -116,7 +124,7 @@ class HandshakeEvents {
         return;
       }
       requestOCSP(this, handle, native, ocspRequested);
-    };
+    });
     // A throwing SNICallback fails this connection only, as in node:tls.
     try {
       sniCallback.call(this, servername, done);
@@ -152,26 +160,13 @@ class HandshakeEvents {
 
   _onResumeSession(id) {
     const handle = this._handle;
-    let called = false;
-    const onSession = (err, data) => {
-      // As node:tls: a second answer is the application's bug, and fails
-      // the connection rather than go unnoticed.
-      if (called) {
-        this.destroy(codedError(Error, 'ERR_MULTIPLE_CALLBACK', 'Callback called multiple times'));
-        return;
-      }
-      called = true;
-      if (this._handle !== handle) return;
-      if (err) {
-        this.destroy(err);
-        return;
-      }
+    const onSession = answerOnce(this, handle, (data) => {
       // Any ArrayBufferView is a session, as node:tls reads it; anything
       // else means "not found" (a full handshake), never a throw into the
       // application's store code.
       const der = ArrayBuffer.isView(data) ? bufferOf(data) : null;
       handle.loadSession(der);
-    };
+    });
     // Without a listener (removed after the connection came) nobody answers.
     if (!this.server.emit('resumeSession', id, onSession)) onSession(null, null);
   }

@@ -492,10 +492,19 @@ function connect(authority, options, listener) {
     return nodeHttp2.connect(authority, options, listener); // node's error
   }
   options = { ...options };
-  const url = typeof authority === 'string' ? new URL(authority) : authority;
-  if (url === null || typeof url !== 'object' || typeof options.createConnection === 'function') {
+  if (typeof options.createConnection === 'function') {
+    // The caller's connection: node's session over it, but a tlswrap socket
+    // it returns keeps its TLS identity (encrypted, alpnProtocol, originSet,
+    // the certificates), as a node:tls socket does under node:http2.
+    const createConnection = options.createConnection;
+    options.createConnection = function (...args) {
+      const socket = Reflect.apply(createConnection, this, args);
+      return socket instanceof TLSSocket ? wrap(socket) : socket;
+    };
     return nodeHttp2.connect(authority, options, listener);
   }
+  const url = typeof authority === 'string' ? new URL(authority) : authority;
+  if (url === null || typeof url !== 'object') return nodeHttp2.connect(authority, options, listener);
   const protocol = url.protocol || options.protocol || 'https:';
   if (protocol !== 'https:') return nodeHttp2.connect(authority, options, listener);
 

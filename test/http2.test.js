@@ -458,6 +458,24 @@ describe('http2', function () {
     assert.strictEqual(s.alpnProtocol, 'h2');
   });
 
+  it("connect() with a createConnection that returns the module's TLS socket keeps its TLS identity", async function () {
+    const { port } = await start({}, (req, res) => res.end('ok'));
+    const session = http2.connect(`https://localhost:${port}`, {
+      createConnection: () => tlswrap.connect({
+        host: '127.0.0.1', port, servername: 'localhost', ca: fixtures.ca, ALPNProtocols: ['h2'],
+      }),
+    });
+    sessions.push(session);
+    await once(session, 'connect');
+    assert.deepStrictEqual(identity(session, session.socket), {
+      encrypted: true, alpnProtocol: 'h2', socketEncrypted: true, socketAlpn: 'h2',
+      protocol: 'TLSv1.3', cipher: 'string', peerCN: 'localhost',
+    });
+    assert.deepStrictEqual(session.originSet, [`https://localhost:${port}`]);
+    const { text } = await fetch(session);
+    assert.strictEqual(text, 'ok');
+  });
+
   it('trailers and server push', async function () {
     const { server, port } = await start({});
     server.on('stream', (stream, headers) => {

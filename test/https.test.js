@@ -544,6 +544,21 @@ describe('https', function () {
     assert.strictEqual(text, 'GET /p?q=1');
   });
 
+  it("a request whose connection is refused emits 'error' and 'close', never 'finish'", async function () {
+    // node:http skips 'finish' once the socket has failed: the write must
+    // fail after the socket's 'error', as net.Socket's does.
+    const server = net.createServer();
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address();
+    await new Promise((resolve) => server.close(resolve));
+    const events = [];
+    const req = https.request({ host: '127.0.0.1', port, ca: fixtures.ca, agent: false });
+    for (const name of ['finish', 'error', 'close']) req.on(name, () => events.push(name));
+    req.end();
+    await new Promise((resolve) => req.on('close', () => setImmediate(resolve)));
+    assert.deepStrictEqual(events, ['error', 'close']);
+  });
+
   describe('the client rejects a server it cannot trust', function () {
     it('a CA that did not sign the certificate: UNABLE_TO_VERIFY_LEAF_SIGNATURE', async function () {
       const { port } = await start({}, (req, res) => res.end('ok'));

@@ -155,8 +155,12 @@ class StandInHandle {
     return copyName(this.owner._nativeName(true), out);
   }
 
+  // net.Socket emits 'close' from this callback and a destroy() error on
+  // the next tick: as libuv's close callback, it has to come after that
+  // tick, or 'close' would precede 'error' (and the TLS socket, closed with
+  // it, would never see the error).
   close(cb) {
-    if (typeof cb === 'function') process.nextTick(cb);
+    if (typeof cb === 'function') setImmediate(cb);
   }
 
   // The fd's bytes are the TLS socket's now: a write to the net.Socket

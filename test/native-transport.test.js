@@ -251,12 +251,17 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
     try {
       await once(client, 'secureConnect');
       const rawError = once(raw, 'error');
-      const closed = once(client, 'close');
+      // As any error of the socket underneath (node:tls forwards them), the
+      // TLS socket fails with it, before the raw socket's 'close' ends it.
+      const clientErrors = [];
+      client.on('error', (e) => clientErrors.push(e.code));
+      const closed = new Promise((resolve) => client.on('close', resolve));
       raw.write('not TLS');
       const [err] = await rawError;
       assert.strictEqual(err.code, 'EBADF');
       assert.strictEqual(err.syscall, 'write');
       await closed;
+      assert.deepStrictEqual(clientErrors, ['EBADF']);
     } finally {
       client.destroy();
       await closeServer(server);
@@ -428,6 +433,31 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
       }
     });
   }
+
+  // As any stream, the net.Socket under a TLS socket emits 'error' before
+  // 'close' when the program destroys it with one; a tls.Server it was
+  // handed to reports that error, as node:tls's does.
+  it("the net.Socket underneath destroyed with an error: its 'error' before its 'close', the server's tlsClientError",
+    async function () {
+      const server = tlswrap.createServer(serverOptions());
+      const tcp = await plainTcpPair();
+      try {
+        const { server: plain } = tcp;
+        const events = [];
+        server.on('tlsClientError', (err) => events.push(`tlsClientError ${err.code}`));
+        plain.on('error', (err) => events.push(`error ${err.code}`));
+        // (once() would reject on the 'error'.)
+        const closed = new Promise((resolve) => plain.on('close', resolve));
+        plain.on('close', (hadError) => events.push(`close ${hadError}`));
+        server.emit('connection', plain);
+        plain.destroy(Object.assign(new Error('boom'), { code: 'EBOOM' }));
+        await closed;
+        await new Promise((resolve) => setImmediate(resolve));
+        assert.deepStrictEqual(events, ['error EBOOM', 'tlsClientError EBOOM', 'close true']);
+      } finally {
+        await tcp.close();
+      }
+    });
 
   // A line-protocol server keeps its plaintext parser on the raw socket,
   // which ignores input once it has upgraded; the client's ClientHello came

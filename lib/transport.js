@@ -155,11 +155,20 @@ class StandInHandle {
     return copyName(this.owner._nativeName(true), out);
   }
 
-  // net.Socket emits 'close' from this callback and a destroy() error on
-  // the next tick: as libuv's close callback, it has to come after that
-  // tick, or 'close' would precede 'error' (and the TLS socket, closed with
-  // it, would never see the error).
+  // The program destroyed the net.Socket. As node's TCP handle would, the
+  // connection ends now, before anything more is sent, and with the error
+  // the net.Socket was destroyed with (already set when this is called).
+  // net.Socket emits 'close' from the callback and that error on the next
+  // tick: as libuv's close callback, the callback comes after that tick,
+  // so that 'close' is the net.Socket's last event.
   close(cb) {
+    const owner = this.owner;
+    const transport = owner._transport;
+    if (transport !== null) {
+      const err = transport.errored;
+      if (err && !owner.destroyed) owner.destroy(err);
+      else onTransportClose.call(transport);
+    }
     if (typeof cb === 'function') setImmediate(cb);
   }
 

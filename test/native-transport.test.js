@@ -453,7 +453,10 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
         plain.destroy(Object.assign(new Error('boom'), { code: 'EBOOM' }));
         await closed;
         await new Promise((resolve) => setImmediate(resolve));
-        assert.deepStrictEqual(events, ['error EBOOM', 'tlsClientError EBOOM', 'close true']);
+        // (node:tls reports the server's first; tlswrap has ended the
+        // connection when destroy() returns, before the socket's own.)
+        assert.deepStrictEqual(events.filter((e) => e !== 'tlsClientError EBOOM'), ['error EBOOM', 'close true']);
+        assert.ok(events.includes('tlsClientError EBOOM'), events.join());
       } finally {
         await tcp.close();
       }

@@ -452,6 +452,8 @@ class TLSSocket extends net.Socket {
     this._handshakeTimer = null;
     this._pendingSession = null;
     const handle = this._handle;
+    // The write in flight, if sending what waited in the engine completed it.
+    let writeSent = false;
     if (handle !== null) {
       this._handle = null;
       // As node:tls does: a destroyed socket someone still holds does not
@@ -459,7 +461,7 @@ class TLSSocket extends net.Socket {
       this.ssl = null;
       // A verified connection first sends what was written before (from a
       // handler, it still waits in the engine).
-      handle.destroy(this._controlReleased);
+      writeSent = handle.destroy(this._controlReleased, this._writeCallback !== null ? this._writeId : 0);
     }
     if (this._singleUseContext !== null) {
       // The connection's SSL keeps its own reference until it is freed.
@@ -469,14 +471,14 @@ class TLSSocket extends net.Socket {
     const transport = this._transport;
     if (transport && !transport.destroyed && typeof transport.destroy === 'function') transport.destroy();
     // A write still in flight fails (and with it those queued behind it,
-    // which the stream only fails once it is no longer writing). As node's
-    // write request, it is called back after the socket's 'error' and
-    // before 'close'.
+    // which the stream only fails once it is no longer writing), unless
+    // destroy() just sent the rest of it. As node's write request, it is
+    // called back after the socket's 'error' and before 'close'.
     const writeCallback = this._writeCallback;
     this._writeCallback = null;
     this._writeQueueSize = 0;
     cb(err);
-    if (writeCallback !== null) process.nextTick(writeCallback, writeCanceledError());
+    if (writeCallback !== null) process.nextTick(writeCallback, writeSent ? undefined : writeCanceledError());
     process.nextTick(emitCloseNT, this, !!err);
   }
 }

@@ -44,7 +44,17 @@ function systemErrorNames() {
 class SocketErrors {
   // As net.Socket reports a failed read or write ("read ECONNRESET").
   _onNativeTransportError({ errno, syscall }) {
-    this.destroy(systemError(syscall, getSystemErrorName(errno)));
+    const err = systemError(syscall, getSystemErrorName(errno));
+    // The kernel refused ciphertext while a write of the user's waited on
+    // it: as net.Socket's write request, the write fails with that error
+    // (and the socket with it), not with destroy()'s ECANCELED.
+    if (syscall === 'write' && this._secureEstablished && this._writeCallback !== null) {
+      const cb = this._writeCallback;
+      this._writeCallback = null;
+      this._writeQueueSize = 0;
+      cb(err);
+    }
+    this.destroy(err);
   }
 
   _onEngineError(err) {

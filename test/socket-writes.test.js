@@ -130,6 +130,88 @@ describe('socket: write callbacks', function () {
   });
 });
 
+describe('socket: a write that destroy() sends on its way out', function () {
+  // A write made from a handler waits in the engine; destroy() right after
+  // it still sends it. Once its
+  // bytes are in the kernel its callback reports success, as node:tls's
+  // (which wrote them inside write()) does, not ECANCELED for bytes the
+  // peer gets. On the JS transport the Duplex has not called back by then.
+  for (const when of ["from the 'end' handler"]) {
+    it(`write() then destroy() ${when}: the peer gets the bytes, the callback no error`, async function () {
+      if (process.env.TLSWRAP_TRANSPORT === 'js') this.skip();
+      const results = [];
+      let received = '';
+      const peerDone = [];
+      const accepted = [];
+      const server = tlswrap.createServer(serverOptions({ allowHalfOpen: true }), (sock) => {
+        accepted.push(sock);
+        sock.on('error', () => {});
+        sock.setEncoding('latin1');
+        sock.on('data', (d) => { received += d; });
+        peerDone.push(new Promise((resolve) => {
+          sock.on('end', resolve);
+          sock.on('close', resolve);
+        }));
+      });
+      const port = await listen(server);
+      const serverSide = once(server, 'secureConnection');
+      const client = tlswrap.connect(clientOptions(port, { allowHalfOpen: true }));
+      client.on('error', () => {});
+      try {
+        const [, [sock]] = await Promise.all([once(client, 'secureConnect'), serverSide]);
+        client.once('end', () => {
+          client.write('response', (err) => results.push(err || 'ok'));
+          client.destroy();
+        });
+        sock.end();
+        await Promise.race([peerDone[0], sleep(5000)]);
+        assert.ok(received.endsWith('response'), `the peer got ${JSON.stringify(received)}`);
+        await sleep(50);
+        assert.deepStrictEqual(results, ['ok']);
+      } finally {
+        client.destroy();
+        for (const sock of accepted) sock.destroy();
+        await closeServer(server);
+      }
+    });
+  }
+});
+
+describe('socket: a write whose ciphertext the kernel refuses', function () {
+  // The peer resets while a big write is blocked: the socket fails with
+  // "write ECONNRESET" (or EPIPE), and so does the write, as with node:tls
+  // (its write request gets the kernel's error), not with ECANCELED.
+  it("the write's callback gets the socket's write error", async function () {
+    const tls = require('node:tls');
+    let result = null;
+    let socketError = null;
+    const server = tlswrap.createServer(serverOptions(), (sock) => {
+      sock.on('error', (err) => { socketError = err; });
+      sock.write(Buffer.alloc(6 << 20), (err) => { result = err || 'ok'; });
+    });
+    const port = await listen(server);
+    const serverSide = once(server, 'secureConnection');
+    // The peer sends as much and resets on its first 'data' (it leaves
+    // unread bytes behind): our blocked write fails in the kernel.
+    const peer = tls.connect(clientOptions(port));
+    peer.on('error', () => {});
+    peer.write(Buffer.alloc(6 << 20));
+    peer.once('data', () => peer.destroy());
+    try {
+      const [sock] = await serverSide;
+      await Promise.race([closed(sock), sleep(10000)]);
+      assert.ok(socketError !== null, 'the socket did not fail');
+      if (socketError.syscall !== 'write') this.skip(); // the reset was seen by a read first
+      assert.ok(result instanceof Error, `the write's callback got ${result}`);
+      assert.strictEqual(result.code, socketError.code, `write: ${result}, socket: ${socketError}`);
+      assert.strictEqual(result.syscall, 'write');
+    } finally {
+      peer.destroy();
+      await closeServer(server);
+    }
+  });
+});
+
 describe('socket: write() return value and writes cut off by destroy()', function () {
   it("write() far above the high-water mark right after secureConnect returns false, 'drain' follows", async function () {
     const server = tlswrap.createServer(serverOptions(), (sock) => {

@@ -224,18 +224,31 @@ void TLSWrap::Shutdown(const Napi::CallbackInfo& /*info*/) {
   Cycle();
 }
 
-void TLSWrap::Destroy(const Napi::CallbackInfo& info) {
-  if (destroyed_) return;
+// destroy(flush, writeId): true if the write `writeId` (JS's write in
+// flight, 0 if none) went out whole on the way: JS then completes it rather
+// than failing it.
+Napi::Value TLSWrap::Destroy(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (destroyed_) return Napi::Boolean::New(env, false);
+  bool flushed = false;
   // Writes made from a 'data' (or other) handler wait for the cycle to
   // resume; written before destroy(), they go out first, as they do outside
   // a handler and with node:tls. JS asks for it only once the connection
   // was verified and handed over.
   if (delivering_ && under_openssl_ == 0 && info[0].ToBoolean().Value()) {
     SendQueuedWrites();
-    if (destroyed_) return;
+    if (destroyed_) return Napi::Boolean::New(env, false);
+    // Its ciphertext is in the kernel, so the peer gets it: as with node:tls,
+    // whose write completed inside write(), its callback reports success.
+    // (Its kWriteDone event would have come with the next Step().)
+    if (info.Length() > 1 && info[1].IsNumber()) {
+      auto id = static_cast<uint64_t>(info[1].As<Napi::Number>().Int64Value());
+      flushed = id != 0 && engine_->TakeFlushedWrite(id);
+    }
   }
   MarkDestroyed();
   if (depth_ == 0) Release();
+  return Napi::Boolean::New(env, flushed);
 }
 
 void TLSWrap::ReadStart(const Napi::CallbackInfo& /*info*/) {

@@ -47,7 +47,7 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   void CiphertextFlushed(const Napi::CallbackInfo& info);
   Napi::Value Writev(const Napi::CallbackInfo& info);
   void Shutdown(const Napi::CallbackInfo& info);
-  void Destroy(const Napi::CallbackInfo& info);
+  Napi::Value Destroy(const Napi::CallbackInfo& info);
   void ReadStart(const Napi::CallbackInfo& info);
   void ReadStop(const Napi::CallbackInfo& info);
   void SetReadBuffer(const Napi::CallbackInfo& info);

@@ -111,6 +111,12 @@ const MUTATIONS = [
   ['destroy-keeps-output', 'src/engine/engine.cc',
     '  events_.clear();\n  enc_out_.Clear();\n}', '  events_.clear();\n}',
     'destroy() keeps already encrypted output queued for the transport'],
+  ['destroy-sent-write-canceled', 'lib/socket.js',
+    'writeSent ? undefined : writeCanceledError()', 'writeCanceledError()',
+    'a write that destroy() sends on its way out (the peer gets it) is called back with ECANCELED'],
+  ['raw-destroy-ends-late', 'lib/transport.js',
+    '      if (err && !owner.destroyed) owner.destroy(err);\n      else onTransportClose.call(transport);\n', '',
+    'a destroyed net.Socket under a taken-over connection: the TLS socket goes on sending until its close'],
   // ---- write grouping ----
   ['no-staging', 'src/engine/engine.cc',
     'if (rest >= kStageThreshold || w->piece + 1 == w->source->count()) {', 'if (true) {',

@@ -10,6 +10,7 @@
         "src/binding/js_call.cc",
         "src/binding/secure_context.cc",
         "src/binding/tls_wrap.cc",
+        "src/binding/tls_wrap_cycle.cc",
         "src/binding/tls_wrap_delegate.cc",
         "src/binding/tls_wrap_info.cc",
         "src/binding/tls_wrap_transport.cc",

@@ -51,7 +51,7 @@ const MUTATIONS = [
     'if (established() && buffered >= kWholeRecord) {',
     'onread: small bursts are decrypted into scratch, then dropped (no user buffer asked)'],
   // ---- ordering ----
-  ['events-before-data', 'src/binding/tls_wrap.cc',
+  ['events-before-data', 'src/binding/tls_wrap_cycle.cc',
     'size_t at = std::min(next.offset, batch.len);', 'size_t at = 0;',
     'events of a batch are delivered before the plaintext that preceded them'],
   ['event-offset-zero', 'src/engine/engine.cc',
@@ -80,7 +80,7 @@ const MUTATIONS = [
     '  if (depth_ == 0) Release();\n  return Napi::Boolean::New(env, flushed);\n}',
     '  return Napi::Boolean::New(env, flushed);\n}',
     'destroy() outside a callback never frees the native object'],
-  ['scope-never-releases', 'src/binding/tls_wrap.cc',
+  ['scope-never-releases', 'src/binding/tls_wrap_cycle.cc',
     'if (--wrap_->depth_ == 0 && wrap_->destroyed_) wrap_->Release();', '--wrap_->depth_;',
     'destroy() from inside a handler never frees the native object'],
   ['self-ref-kept', 'src/binding/tls_wrap.cc',

@@ -156,8 +156,10 @@ function defineTLSStreamSocket() {
       if (added.length === 1) paceInput(this, tlsSocket, added[0]);
       if (kCurrentWriteRequest === undefined) kCurrentWriteRequest = ownSymbol(this, 'kCurrentWriteRequest');
       // _controlReleased: verified and handed to the user ('secureConnect'
-      // or the server's 'secureConnection' comes next).
-      this[kSecureWait] = !tlsSocket._controlReleased;
+      // or the server's 'secureConnection' comes next). One already destroyed
+      // never will: the session closes over it at once, as node's does over
+      // a destroyed node:tls socket, rather than fail with ERR_SOCKET_CLOSED.
+      this[kSecureWait] = !tlsSocket._controlReleased && !tlsSocket.destroyed;
       if (this[kSecureWait]) {
         const event = tlsSocket._tlsOptions.isServer ? 'secure' : 'secureConnect';
         tlsSocket.once(event, () => {

@@ -109,6 +109,11 @@ function emitCloseNT(socket, hadError) {
   socket.emit('close', hadError);
 }
 
+function callWriteThenCloseNT(socket, writeCallback, err, hadError) {
+  writeCallback(err);
+  process.nextTick(emitCloseNT, socket, hadError);
+}
+
 class TLSSocket extends net.Socket {
   constructor(socket, options) {
     // As node:tls's: options that are no object are none.
@@ -478,8 +483,14 @@ class TLSSocket extends net.Socket {
     this._writeCallback = null;
     this._writeQueueSize = 0;
     cb(err);
-    if (writeCallback !== null) process.nextTick(writeCallback, writeSent ? undefined : writeCanceledError());
-    process.nextTick(emitCloseNT, this, !!err);
+    if (writeCallback === null) {
+      process.nextTick(emitCloseNT, this, !!err);
+      return;
+    }
+    // 'close' after what the callback sets off on its tick (http's response
+    // emits its 'finish', then its own 'close'), as node's comes from the
+    // handle's close callback, a later turn of the loop.
+    process.nextTick(callWriteThenCloseNT, this, writeCallback, writeSent ? undefined : writeCanceledError(), !!err);
   }
 }
 

@@ -156,18 +156,23 @@ class StandInHandle {
   }
 
   // The program destroyed the net.Socket. As node's TCP handle would, the
-  // connection ends now, before anything more is sent, and with the error
-  // the net.Socket was destroyed with (already set when this is called).
-  // net.Socket emits 'close' from the callback and that error on the next
-  // tick: as libuv's close callback, the callback comes after that tick,
-  // so that 'close' is the net.Socket's last event.
+  // connection ends now, before anything more is sent. The error it was
+  // destroyed with (already set when this is called) is the TLS socket's
+  // too, as every error of a caller's transport is, and its 'close' says
+  // hadError false, as node:tls's does. net.Socket emits 'close' from the
+  // callback and that error on the next tick: as libuv's close callback,
+  // the callback comes after that tick, so 'close' is its last event.
   close(cb) {
     const owner = this.owner;
     const transport = owner._transport;
     if (transport !== null) {
       const err = transport.errored;
-      if (err && !owner.destroyed) owner.destroy(err);
-      else onTransportClose.call(transport);
+      if (err && !owner.destroyed) {
+        process.nextTick(emitTransportErrorNT, owner, err);
+        owner.destroy();
+      } else {
+        onTransportClose.call(transport);
+      }
     }
     if (typeof cb === 'function') setImmediate(cb);
   }
@@ -315,6 +320,10 @@ function awaitNodeWrites(socket, raw) {
   });
 }
 function noRead() {}
+
+function emitTransportErrorNT(owner, err) {
+  owner.emit('error', err);
+}
 
 function useBufferedNT(socket) {
   if (socket._handle === null) return;

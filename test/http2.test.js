@@ -476,6 +476,26 @@ describe('http2', function () {
     assert.strictEqual(text, 'ok');
   });
 
+  it('connect() with a createConnection that returns a destroyed TLS socket: the session closes, no error', async function () {
+    // As node:http2 over a destroyed node:tls socket: nothing waits for a
+    // handshake that will never come, and no ERR_SOCKET_CLOSED is thrown.
+    const { port } = await start({}, (req, res) => res.end('ok'));
+    const session = http2.connect(`https://localhost:${port}`, {
+      createConnection: () => {
+        const socket = tlswrap.connect({ host: '127.0.0.1', port, servername: 'localhost', ca: fixtures.ca });
+        socket.destroy();
+        return socket;
+      },
+    });
+    const errors = [];
+    session.on('error', (err) => errors.push(err.code));
+    const req = session.request({ ':path': '/' });
+    req.on('error', (err) => errors.push(err.code));
+    req.resume();
+    await once(session, 'close');
+    assert.deepStrictEqual(errors, []);
+  });
+
   it('trailers and server push', async function () {
     const { server, port } = await start({});
     server.on('stream', (stream, headers) => {

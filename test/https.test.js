@@ -544,6 +544,30 @@ describe('https', function () {
     assert.strictEqual(text, 'GET /p?q=1');
   });
 
+  it("res.end() then socket.destroy() in the handler: the response's 'finish' and 'close', then the socket's 'close'", async function () {
+    // As node:https: the write destroy() sends completes first, and what its
+    // callback sets off (the response's 'close') comes before the socket's.
+    const events = [];
+    const served = new Promise((resolve) => {
+      start({}, (req, res) => {
+        res.on('finish', () => events.push('res finish'));
+        res.on('close', () => events.push('res close'));
+        req.socket.on('close', () => {
+          events.push('socket close');
+          resolve();
+        });
+        res.end('hello');
+        req.socket.destroy();
+      }).then(({ port }) => {
+        https.get({ host: '127.0.0.1', port, servername: 'localhost', ca: fixtures.ca, agent: false }, (res) => res.resume())
+          .on('error', () => {});
+      });
+    });
+    await served;
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepStrictEqual(events, ['res finish', 'res close', 'socket close']);
+  });
+
   it("a request whose connection is refused emits 'error' and 'close', never 'finish'", async function () {
     // node:http skips 'finish' once the socket has failed: the write must
     // fail after the socket's 'error', as net.Socket's does.

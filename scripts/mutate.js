@@ -115,7 +115,7 @@ const MUTATIONS = [
     'writeSent ? undefined : writeCanceledError()', 'writeCanceledError()',
     'a write that destroy() sends on its way out (the peer gets it) is called back with ECANCELED'],
   ['raw-destroy-ends-late', 'lib/transport.js',
-    '      if (err && !owner.destroyed) owner.destroy(err);\n      else onTransportClose.call(transport);\n', '',
+    '      if (err && !owner.destroyed) {\n        process.nextTick(emitTransportErrorNT, owner, err);\n        owner.destroy();\n      } else {\n        onTransportClose.call(transport);\n      }\n', '',
     'a destroyed net.Socket under a taken-over connection: the TLS socket goes on sending until its close'],
   // ---- write grouping ----
   ['no-staging', 'src/engine/engine.cc',

@@ -15,7 +15,7 @@ const { convertALPNProtocols, parseWire } = require('./alpn');
 const { attachKeylogFile } = require('./cli_flags');
 const { exportedCreateSecureContext, nativeContext } = require('./context');
 const { codedError, invalidArgType } = require('./errors');
-const { attachTransport, awaitsConnect, checkTransport, kOwner } = require('./transport');
+const { attachTransport, awaitsConnect, checkTransport, kOwner, ownTransportClosing } = require('./transport');
 const { addNetSurface } = require('./net_surface');
 const { addTlsSurface } = require('./tls_surface');
 require('./handle_surface');
@@ -109,9 +109,19 @@ function emitCloseNT(socket, hadError) {
   socket.emit('close', hadError);
 }
 
+// node's 'close' comes from the handle's close callback, after the
+// immediates of that turn of the loop. The native transport closes its
+// libuv handle then too; a TCP socket of our own under the JS transport
+// says when with its 'close'.
+function scheduleClose(socket, hadError) {
+  if (socket._native) setImmediate(emitCloseNT, socket, hadError);
+  else if (ownTransportClosing(socket._transport)) socket._transport.once('close', () => emitCloseNT(socket, hadError));
+  else process.nextTick(emitCloseNT, socket, hadError);
+}
+
 function callWriteThenCloseNT(socket, writeCallback, err, hadError) {
   writeCallback(err);
-  process.nextTick(emitCloseNT, socket, hadError);
+  scheduleClose(socket, hadError);
 }
 
 class TLSSocket extends net.Socket {
@@ -484,7 +494,7 @@ class TLSSocket extends net.Socket {
     this._writeQueueSize = 0;
     cb(err);
     if (writeCallback === null) {
-      process.nextTick(emitCloseNT, this, !!err);
+      scheduleClose(this, !!err);
       return;
     }
     // 'close' after what the callback sets off on its tick (http's response

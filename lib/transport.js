@@ -13,6 +13,7 @@ const { writeCanceledError } = require('./socket_errors');
 const kOwner = Symbol('tlswrap.owner');
 const UV_EBADF = -require('node:os').constants.errno.EBADF;
 const kOwnTransport = Symbol('tlswrap.ownTransport');
+const kCloseSeen = Symbol('tlswrap.transportCloseSeen');
 const kAllowHalfOpen = Symbol('tlswrap.allowHalfOpen');
 
 // Ciphertext for the engine (null: EOF). As node:tls throws a listener's
@@ -69,6 +70,7 @@ function onTransportError(err) {
   if (!owner.destroyed) owner.emit('error', err);
 }
 function onTransportClose() {
+  this[kCloseSeen] = true;
   const owner = this[kOwner];
   if (owner.destroyed) return;
   // As with node:tls, the TLS socket closes with its transport, with no
@@ -364,4 +366,12 @@ function takeOver(socket, raw) {
   return true;
 }
 
-module.exports = { attachTransport, awaitsConnect, checkTransport, kOwner, onTransportConnect };
+// A TCP socket the TLS socket made for itself and has destroyed, still
+// closing: its 'close' (from its handle's close callback) is when node:tls's
+// TLS socket would close.
+function ownTransportClosing(transport) {
+  return transport !== null && transport[kOwnTransport] === true && transport instanceof net.Socket &&
+    transport.destroyed && transport[kCloseSeen] !== true;
+}
+
+module.exports = { attachTransport, awaitsConnect, checkTransport, kOwner, onTransportConnect, ownTransportClosing };

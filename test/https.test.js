@@ -544,6 +544,45 @@ describe('https', function () {
     assert.strictEqual(text, 'GET /p?q=1');
   });
 
+  // node's socket closes from its handle's close callback, after the
+  // immediates of that turn of the loop: a response the client destroys
+  // mid-body closes before the request does.
+  it("the client destroys a response mid-body: the response's 'close', then the request's", async function () {
+    const body = Buffer.alloc(64 * 1024, 1);
+    const { port } = await start({}, (req, res) => {
+      res.on('error', () => {});
+      res.writeHead(200, { 'content-length': 64 * body.length });
+      let sent = 0;
+      const pump = () => {
+        while (sent < 64) {
+          sent++;
+          if (!res.write(body)) return res.once('drain', pump);
+        }
+        res.end();
+      };
+      pump();
+    });
+    const events = [];
+    const done = new Promise((resolve) => {
+      const req = https.get({ host: '127.0.0.1', port, servername: 'localhost', ca: fixtures.ca, agent: false }, (res) => {
+        let got = 0;
+        res.on('data', (d) => {
+          got += d.length;
+          if (got > 256 * 1024 && !res.destroyed) res.destroy();
+        });
+        res.on('close', () => events.push('res close'));
+      });
+      req.on('error', () => {});
+      req.on('close', () => {
+        events.push('req close');
+        setImmediate(resolve);
+      });
+    });
+    await done;
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepStrictEqual(events, ['res close', 'req close']);
+  });
+
   it("res.end() then socket.destroy() in the handler: the response's 'finish' and 'close', then the socket's 'close'", async function () {
     // As node:https: the write destroy() sends completes first, and what its
     // callback sets off (the response's 'close') comes before the socket's.

@@ -364,6 +364,25 @@ describe('socket: pipe, end, destroy', function () {
     await closePair(p);
   });
 
+  // As net.Socket's, from its handle's close callback: after the ticks,
+  // microtasks and immediates queued before it.
+  it("destroy(): 'close' comes after the ticks, microtasks and immediates queued before it", async function () {
+    const { client } = p;
+    const order = [];
+    setImmediate(() => order.push('immediate'));
+    process.nextTick(() => order.push('tick'));
+    queueMicrotask(() => order.push('microtask'));
+    const closed = new Promise((resolve) => client.on('close', () => {
+      order.push('close');
+      resolve();
+    }));
+    client.destroy();
+    await closed;
+    // (The tick and the microtask run in either order from an async test.)
+    assert.deepStrictEqual(order.slice(2), ['immediate', 'close']);
+    assert.deepStrictEqual(order.slice(0, 2).sort(), ['microtask', 'tick']);
+  });
+
   it('pipe a Readable into a tlswrap socket and a tlswrap socket into a Writable', async function () {
     const { client, sock } = p;
     const chunks = Array.from({ length: 50 }, (_, i) => Buffer.alloc(3000 + i, i));

@@ -325,6 +325,10 @@ function connect(...args) {
     socket.setServername(options.servername);
   }
   socket._releaseErrors();
+  // As node:tls: only for a connection it makes (a socket of the caller's is
+  // the caller's to time out), and before it is made, so that a bad timeout
+  // throws with no connection left behind to fail with nobody listening.
+  if (options.timeout && !options.socket) socket.setTimeout(options.timeout);
   const transport = options.socket || net.connect({
     path: options.path,
     port: options.port,
@@ -346,9 +350,6 @@ function connect(...args) {
   socket._connectOptions = options;
   socket._sessionFromCache = offered !== undefined;
   if (options.signal) addAbortSignal(socket, options.signal);
-  // As node:tls: only for a connection it makes; a socket of the caller's
-  // is the caller's to time out.
-  if (options.timeout && !options.socket) socket.setTimeout(options.timeout);
   if (cb) socket.once('secureConnect', cb);
   socket.on('secure', onConnectSecure);
   if (cache !== null && key !== null) {

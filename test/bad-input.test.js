@@ -10,7 +10,7 @@ const crypto = require('node:crypto');
 const net = require('node:net');
 const { once } = require('node:events');
 const tls = require('node:tls');
-const { builtin, fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer } = require('./common');
+const { builtin, fixture, fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer } = require('./common');
 
 // Fixed "random" bytes, so the first byte (and so OpenSSL's verdict) never
 // changes between runs.
@@ -599,6 +599,34 @@ describe('impossible options', function () {
     }
   });
 
+  it('connect() with a bad timeout throws before it connects (no connection left to fail unheard)', async function () {
+    const server = net.createServer((socket) => socket.destroy());
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address();
+    await new Promise((resolve) => server.close(resolve));
+    const outcome = async (impl, timeout) => {
+      const connects = [];
+      const onConnect = (...args) => connects.push(args);
+      const original = net.Socket.prototype.connect;
+      net.Socket.prototype.connect = function (...args) {
+        onConnect(...args);
+        return Reflect.apply(original, this, args);
+      };
+      let thrown;
+      try {
+        impl.connect({ host: '127.0.0.1', port, timeout });
+      } catch (err) {
+        thrown = `${err.name} ${err.code}`;
+      } finally {
+        net.Socket.prototype.connect = original;
+      }
+      return `${thrown} connects=${connects.length}`;
+    };
+    for (const timeout of ['x', -1, {}]) {
+      assert.strictEqual(await outcome(tlswrap, timeout), await outcome(tls, timeout), String(timeout));
+    }
+  });
+
   // A string first argument is a port when it reads as a number, as net's.
   it("connect(port string, host): read as node:tls reads it; a fresh socket's getCipher() and setSession()", async function () {
     const outcome = async (impl, args) => {
@@ -630,6 +658,28 @@ describe('impossible options', function () {
       return seen;
     };
     assert.deepStrictEqual(fresh(tlswrap), fresh(tls));
+  });
+
+  // OpenSSL offers TLS 1.2 instead of 1.3 from a server whose certificate
+  // TLS 1.3 cannot sign with, unless it has a certificate callback: node:tls's
+  // servers always have one, so they pick TLS 1.3 and fail there.
+  it('server sigalgs its certificate cannot sign with in TLS 1.3: the handshake fails as on node:tls, SNICallback or not', async function () {
+    const ecKey = fixture('server-ec-key.pem');
+    const ecCert = fixture('server-ec-cert.pem');
+    for (const extra of [{}, { SNICallback: (name, cb) => cb(null) }]) {
+      // ECDSA+SHA384 is ecdsa_secp384r1_sha384 in TLS 1.3: not for a P-256 key.
+      const server = tlswrap.createServer({ key: ecKey, cert: ecCert, sigalgs: 'ECDSA+SHA384', ...extra });
+      server.on('secureConnection', (socket) => socket.end());
+      const serverError = once(server, 'tlsClientError');
+      const port = await listen(server);
+      const client = tlswrap.connect(clientOptions(port, { rejectUnauthorized: false }));
+      const secure = once(client, 'secureConnect').then(() => client.getProtocol());
+      const [clientErr] = await Promise.race([once(client, 'error'), secure.then((p) => [{ code: `connected over ${p}` }])]);
+      assert.match(clientErr.code, /^ERR_SSL_(SSLV3|SSL\/TLS)_ALERT_HANDSHAKE_FAILURE$/);
+      const [err] = await serverError;
+      assert.strictEqual(err.code, 'ERR_SSL_NO_SUITABLE_SIGNATURE_ALGORITHM');
+      await closeServer(server);
+    }
   });
 
   it('unknown cipher list throws ERR_SSL_NO_CIPHER_MATCH', function () {

@@ -255,8 +255,9 @@ describe('PSK', function () {
       assert.match(r.client.error.code, /^ERR_SSL_(SSLV3_ALERT_ILLEGAL_PARAMETER|TLSV1_ALERT_DECRYPT_ERROR)$/);
     });
 
-    it('the server rejects an unknown identity (null or undefined): unknown psk identity', async function () {
-      for (const answer of [null, undefined]) {
+    it('the server rejects an unknown identity (null, undefined or an empty key): unknown psk identity', async function () {
+      // An empty Buffer may have no memory behind it (UBSan: memcpy of null).
+      for (const answer of [null, undefined, Buffer.alloc(0), new Uint8Array(0)]) {
         const seen = [];
         const r = await run({ ...PSK12, pskCallback: (socket, identity) => { seen.push(identity); return answer; } }, {
           ...PSK12, checkServerIdentity: noNameCheck, pskCallback: () => ({ psk: KEY, identity: 'nobody' }),
@@ -269,11 +270,13 @@ describe('PSK', function () {
       }
     });
 
-    it('the client answering null offers no key: psk identity not found (TLS 1.2)', async function () {
-      const r = await run({ ...PSK12, pskCallback: serverKnows }, { ...PSK12, checkServerIdentity: noNameCheck, pskCallback: () => null });
-      assert.deepStrictEqual(r.client.events, ['error']);
-      assert.strictEqual(r.client.error.code, 'ERR_SSL_PSK_IDENTITY_NOT_FOUND');
-      assert.deepStrictEqual(r.server.events, ['tlsClientError']);
+    it('the client answering null or an empty key offers no key: psk identity not found (TLS 1.2)', async function () {
+      for (const answer of [() => null, () => ({ psk: Buffer.alloc(0), identity: 'client1' })]) {
+        const r = await run({ ...PSK12, pskCallback: serverKnows }, { ...PSK12, checkServerIdentity: noNameCheck, pskCallback: answer });
+        assert.deepStrictEqual(r.client.events, ['error']);
+        assert.strictEqual(r.client.error.code, 'ERR_SSL_PSK_IDENTITY_NOT_FOUND');
+        assert.deepStrictEqual(r.server.events, ['tlsClientError']);
+      }
     });
 
     it('server callback answering the wrong type: node\'s errors, the handshake fails', async function () {

@@ -240,7 +240,9 @@ unsigned int TLSWrap::PskServer(const char* identity, unsigned char* psk, unsign
     if (!CallUnderOpenSSL(psk_callback_, {id, Napi::Number::New(env, max_psk)}, &answer)) return 0;
     const uint8_t* data = nullptr;
     size_t len = 0;
-    if (!ViewBytes(answer, max_psk, &data, &len)) return 0;
+    // An empty key is none (OpenSSL reads 0 so); its view may have no
+    // memory at all, which memcpy must not be given even for 0 bytes.
+    if (!ViewBytes(answer, max_psk, &data, &len) || len == 0) return 0;
     std::memcpy(psk, data, len);
     return static_cast<unsigned int>(len);
   } catch (const Napi::Error& e) {
@@ -270,7 +272,8 @@ unsigned int TLSWrap::PskClient(const char* hint, char* identity, unsigned int m
     const uint8_t* data = nullptr;
     size_t len = 0;
     Napi::Value name = obj.Get("identity");
-    if (!ViewBytes(obj.Get("psk"), max_psk, &data, &len) || !name.IsString()) return 0;
+    // An empty key offers none (see PskServer), nor is its null memory copied.
+    if (!ViewBytes(obj.Get("psk"), max_psk, &data, &len) || len == 0 || !name.IsString()) return 0;
     std::string id = name.As<Napi::String>().Utf8Value();
     if (id.size() > max_identity) return 0;
     std::memcpy(identity, id.data(), id.size());

@@ -95,6 +95,12 @@ Engine::Engine(SSL_CTX* ctx, bool is_server, std::shared_ptr<BlockPool> pool, De
   if (is_server_) {
     SSL_set_accept_state(ssl());
     SSL_set_verify(ssl(), SSL_VERIFY_NONE, VerifyCallback);
+    // A server with no certificate callback is judged by OpenSSL on its
+    // certificate alone: one TLS 1.3 cannot sign with (a curve or `sigalgs`
+    // it does not allow) makes it offer TLS 1.2 instead. node:tls always has
+    // one, so it picks TLS 1.3 and fails there; one that does nothing keeps
+    // that choice (EnableCertCb() replaces it).
+    SSL_set_cert_cb(ssl(), NoopCertCallback, nullptr);
   } else {
     SSL_set_connect_state(ssl());
     SSL_set_verify(ssl(), SSL_VERIFY_PEER, VerifyCallback);

@@ -273,6 +273,7 @@ class Engine {
   static int AlpnSelectCallback(SSL* ssl, const unsigned char** out, unsigned char* outlen,
                                 const unsigned char* in, unsigned int inlen, void* arg);
   static int CertCallback(SSL* ssl, void* arg);
+  static int NoopCertCallback(SSL* ssl, void* arg);
   static unsigned int PskServerCallback(SSL* ssl, const char* identity, unsigned char* psk,
                                         unsigned int max_psk);
   static unsigned int PskClientCallback(SSL* ssl, const char* hint, char* identity,

@@ -166,6 +166,10 @@ int Engine::CertCallback(SSL* ssl, void* /*arg*/) {
   return -1;
 }
 
+int Engine::NoopCertCallback(SSL* /*ssl*/, void* /*arg*/) {
+  return 1;
+}
+
 int Engine::StatusCallback(SSL* ssl, void* /*arg*/) {
   Engine* engine = FromSSL(ssl);
   if (engine == nullptr) return SSL_TLSEXT_ERR_NOACK;  // also a client's "accept"

@@ -15,7 +15,7 @@ const { convertALPNProtocols, parseWire } = require('./alpn');
 const { attachKeylogFile } = require('./cli_flags');
 const { exportedCreateSecureContext, nativeContext } = require('./context');
 const { codedError, invalidArgType } = require('./errors');
-const { attachTransport, awaitsConnect, checkTransport, kOwner, ownTransportClosing } = require('./transport');
+const { attachTransport, awaitsConnect, checkTransport, kOwner, tcpTransportClosing } = require('./transport');
 const { addNetSurface } = require('./net_surface');
 const { addTlsSurface } = require('./tls_surface');
 require('./handle_surface');
@@ -111,11 +111,11 @@ function emitCloseNT(socket, hadError) {
 
 // node's 'close' comes from the handle's close callback, after the
 // immediates of that turn of the loop. The native transport closes its
-// libuv handle then too; a TCP socket of our own under the JS transport
-// says when with its 'close'.
+// libuv handle then too; a TCP socket under the JS transport (its own, a
+// server's or the caller's) says when with its 'close'.
 function scheduleClose(socket, hadError) {
   if (socket._native) setImmediate(emitCloseNT, socket, hadError);
-  else if (ownTransportClosing(socket._transport)) socket._transport.once('close', () => emitCloseNT(socket, hadError));
+  else if (tcpTransportClosing(socket._transport)) socket._transport.once('close', () => emitCloseNT(socket, hadError));
   else process.nextTick(emitCloseNT, socket, hadError);
 }
 

@@ -366,12 +366,14 @@ function takeOver(socket, raw) {
   return true;
 }
 
-// A TCP socket the TLS socket made for itself and has destroyed, still
-// closing: its 'close' (from its handle's close callback) is when node:tls's
-// TLS socket would close.
-function ownTransportClosing(transport) {
-  return transport !== null && transport[kOwnTransport] === true && transport instanceof net.Socket &&
+// A TCP socket under the TLS socket, destroyed and still closing: its
+// 'close' (from its handle's close callback) is when node:tls's TLS socket
+// would close. That holds for one the TLS socket made for itself, one a
+// server accepted and one the caller passed in alike: node:tls's socket
+// closes after the net.Socket under it in each case.
+function tcpTransportClosing(transport) {
+  return transport !== null && transport instanceof net.Socket &&
     transport.destroyed && transport[kCloseSeen] !== true;
 }
 
-module.exports = { attachTransport, awaitsConnect, checkTransport, kOwner, onTransportConnect, ownTransportClosing };
+module.exports = { attachTransport, awaitsConnect, checkTransport, kOwner, onTransportConnect, tcpTransportClosing };

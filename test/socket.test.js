@@ -383,6 +383,32 @@ describe('socket: pipe, end, destroy', function () {
     assert.deepStrictEqual(order.slice(0, 2).sort(), ['microtask', 'tick']);
   });
 
+  // As node:tls's, on either transport: a TLS socket over a net.Socket it did
+  // not make (a server's accepted one, one passed in) closes after it.
+  it("destroy() over a server's or a caller's net.Socket: its 'close', then the TLS socket's", async function () {
+    const server = tlswrap.createServer(serverOptions());
+    const raws = [];
+    server.on('connection', (raw) => raws.push(raw));
+    const serverSide = once(server, 'secureConnection');
+    const port = await listen(server);
+    const raw = net.connect(port, '127.0.0.1');
+    const client = tlswrap.connect({ ...clientOptions(port), socket: raw });
+    await once(client, 'secureConnect');
+    const [sock] = await serverSide;
+    for (const [tls, tcp] of [[sock, raws[0]], [client, raw]]) {
+      const order = [];
+      tcp.on('close', () => order.push('net close'));
+      const closed = new Promise((resolve) => tls.on('close', () => {
+        order.push('tls close');
+        resolve();
+      }));
+      tls.destroy();
+      await closed;
+      assert.deepStrictEqual(order, ['net close', 'tls close']);
+    }
+    await closeServer(server);
+  });
+
   it('pipe a Readable into a tlswrap socket and a tlswrap socket into a Writable', async function () {
     const { client, sock } = p;
     const chunks = Array.from({ length: 50 }, (_, i) => Buffer.alloc(3000 + i, i));

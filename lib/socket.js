@@ -489,9 +489,7 @@ class TLSSocket extends net.Socket {
     // which the stream only fails once it is no longer writing), unless
     // destroy() just sent the rest of it. As node's write request, it is
     // called back after the socket's 'error' and before 'close'.
-    const writeCallback = this._writeCallback;
-    this._writeCallback = null;
-    this._writeQueueSize = 0;
+    const writeCallback = this._takeWriteCallback();
     cb(err);
     if (writeCallback === null) {
       scheduleClose(this, !!err);

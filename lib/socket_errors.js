@@ -49,10 +49,7 @@ class SocketErrors {
     // it: as net.Socket's write request, the write fails with that error
     // (and the socket with it), not with destroy()'s ECANCELED.
     if (syscall === 'write' && this._secureEstablished && this._writeCallback !== null) {
-      const cb = this._writeCallback;
-      this._writeCallback = null;
-      this._writeQueueSize = 0;
-      cb(err);
+      this._takeWriteCallback()(err);
     }
     this.destroy(err);
   }
@@ -75,8 +72,7 @@ class SocketErrors {
     // connecting reaches its SSL_write: only the write gets 'write EPROTO',
     // without OpenSSL's line (the start took it).
     if (!this._secureEstablished && this._writeCallback !== null && !this._hadError) {
-      const cb = this._writeCallback;
-      this._writeCallback = null;
+      const cb = this._takeWriteCallback();
       if (this._starting) {
         this._emitTLSError(err);
         cb(systemError('write', 'EPROTO'));

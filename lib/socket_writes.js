@@ -29,9 +29,7 @@ function onCiphertextFlushed(err) {
     // The write of the user's waiting on this ciphertext cannot complete.
     // As node:tls: the socket fails with the Duplex's own error, the write
     // with a system error ("write EPIPE").
-    const cb = owner._writeCallback;
-    owner._writeCallback = null;
-    owner._writeQueueSize = 0;
+    const cb = owner._takeWriteCallback();
     owner.destroy(err);
     cb(transportWriteError(err));
     return;
@@ -69,11 +67,18 @@ class SocketWrites {
     if (!transport.writableEnded) transport.end();
   }
 
-  _onWriteDone(id) {
-    if (id !== this._writeId) return;
+  // The write in flight's callback (null if none), which whoever takes it
+  // calls: the write is no longer in flight.
+  _takeWriteCallback() {
     const cb = this._writeCallback;
     this._writeCallback = null;
     this._writeQueueSize = 0;
+    return cb;
+  }
+
+  _onWriteDone(id) {
+    if (id !== this._writeId) return;
+    const cb = this._takeWriteCallback();
     // A write that completes later is activity, as for net.Socket.
     this._refreshTimeout();
     if (cb) cb();
@@ -130,11 +135,7 @@ class SocketWrites {
     let done;
     if (!Array.isArray(buffers) || buffers.length > kMaxSpreadChunks) done = handle.writev(id, buffers);
     else done = handle.writev(id, ...buffers);
-    if (done && this._writeCallback === cb) {
-      this._writeCallback = null;
-      this._writeQueueSize = 0;
-      cb();
-    }
+    if (done && this._writeCallback === cb) this._takeWriteCallback()();
   }
 
   _final(cb) {
@@ -174,9 +175,7 @@ function ciphertextLostNT(socket) {
     return;
   }
   const err = systemError('write', 'EPIPE');
-  socket._writeCallback = null;
-  socket._writeQueueSize = 0;
-  cb(err);
+  socket._takeWriteCallback()(err);
   socket.destroy(err);
 }
 

@@ -4,7 +4,7 @@
 // `total` bytes in `chunk`-sized Buffers that are dropped at once, a few per
 // event-loop turn, allocated one of three ways. Counts major and minor GCs
 // and peak RSS. This is how tlswrap chose to give each 'data' chunk a fresh
-// Buffer (see the README's "Memory").
+// Buffer (see PERFORMANCE.md, "Memory of delivered chunks").
 //
 //   node benchmark/chunk-gc.js [strategy=fresh] [chunk=65536] [total=4294967296]
 //     [slab=1048576] [garbage=0]

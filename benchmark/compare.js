@@ -15,7 +15,7 @@
 // colour the other's numbers. Within a cell the impls alternate
 // (builtin, tlswrap, builtin, tlswrap, ...) so that drift in machine load
 // hits both about equally. Progress goes to stderr, the table (markdown, to
-// paste into the README) to stdout, every raw run to
+// paste into PERFORMANCE.md) to stdout, every raw run to
 // benchmark/results/compare-<timestamp>.csv. A child that fails is shown as
 // failed in its cell; it does not stop the run.
 //

@@ -28,7 +28,7 @@ describe('worker threads', function () {
 });
 
 // Small 'data' chunks of all connections are slices of one shared block, as
-// small Buffers share node's pool (README, "Memory of delivered chunks").
+// small Buffers share node's pool (PERFORMANCE.md, "Memory of delivered chunks").
 // Like node's pool, the block is untransferable: a program that posts one
 // connection's chunk.buffer to a worker gets a copy (Node 20) or a
 // DataCloneError (Node 21+), and no other connection's chunk is detached.

@@ -38,15 +38,18 @@ function answerOnce(socket, handle, onAnswer) {
 class HandshakeEvents {
   _onHandshakeStart() {
     if (!this._secureEstablished) return;
+    if (!this._tlsOptions.isServer) {
+      // The renegotiated handshake is verified again (connect()'s 'secure'
+      // listener), and its session waits for that too. disableRenegotiation()
+      // does not refuse it: node:tls checks it on a server socket only, and a
+      // client that calls it still follows a server that renegotiates (to ask
+      // for a client certificate, say).
+      this._sessionReleased = false;
+      return;
+    }
     if (this._disableRenegotiation) {
       this._emitTLSError(codedError(Error, 'ERR_TLS_RENEGOTIATION_DISABLED',
                                     'TLS session renegotiation disabled for this socket'));
-      return;
-    }
-    if (!this._tlsOptions.isServer) {
-      // The renegotiated handshake is verified again (connect()'s 'secure'
-      // listener), and its session waits for that too.
-      this._sessionReleased = false;
       return;
     }
     // Client-initiated renegotiation costs the server a handshake each time:

@@ -131,6 +131,26 @@ describe('renegotiation (TLS 1.2)', function () {
       assertQueuedBehindWrites('toClient');
     });
 
+    // node:tls checks disableRenegotiation() on a server socket only: a
+    // client that called it follows the server's renegotiation, no error.
+    it(`server-initiated after the client's disableRenegotiation(), tlswrap ${side}: no error, data in order`,
+      async function () {
+        const { port, secured } = await start(serverImpl);
+        const client = connect(clientImpl, await viaProxy(port));
+        client.disableRenegotiation();
+        const errors = [];
+        client.on('error', (err) => errors.push(err));
+        const received = readAll(client);
+        client.on('end', () => client.end());
+        const peer = await secured;
+        peer.resume();
+        const calls = await renegotiateAndSend(peer);
+        assertSameText(await received, expected, 'received');
+        assert.deepStrictEqual(calls, [null]);
+        assert.deepStrictEqual(errors, []);
+        assert.ok(wire.lateHandshakes > 0, 'no handshake records after the first data: no renegotiation');
+      });
+
     // From a 'data' handler the writes wait in tlswrap's engine until the
     // handler returns: the renegotiation must still go out behind them.
     it(`server-initiated from a 'data' handler, tlswrap ${side}: on the wire behind the earlier writes`,

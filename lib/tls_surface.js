@@ -77,10 +77,6 @@ class TlsSurface {
     return this._handle === null ? null : this._handle.getCipher() || undefined;
   }
 
-  isSessionReused() {
-    return this._handle !== null && this._handle.isSessionReused();
-  }
-
   exportKeyingMaterial(length, label, context) {
     validateInteger(length, 'length', 1, 0xffffffff);
     if (typeof label !== 'string') throw invalidArgType('label', 'string', label);
@@ -178,11 +174,13 @@ class TlsSurface {
   }
 }
 
-// Questions the handle answers as they are, and the answer once it is gone.
+// Questions the handle answers as they are, and the answer once it is gone:
+// null for each, as node:tls's (its proxies answer null without a handle).
 const kHandleQueries = {
+  isSessionReused: null,
   getProtocol: null,
   getSession: null,
-  getTLSTicket: undefined,
+  getTLSTicket: null,
   getFinished: null,
   getPeerFinished: null,
   getSharedSigalgs: null,

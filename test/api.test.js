@@ -426,6 +426,8 @@ describe('api: other connection shapes', function () {
       assert.strictEqual(client.getCipher(), null);
       assert.strictEqual(client.getProtocol(), null);
       assert.strictEqual(client.getSession(), null);
+      assert.strictEqual(client.getTLSTicket(), null);
+      assert.strictEqual(client.isSessionReused(), null);
       assert.strictEqual(client.getFinished(), null);
       assert.strictEqual(client.getPeerFinished(), null);
       assert.strictEqual(client.getEphemeralKeyInfo(), null);

@@ -3,22 +3,28 @@
 // TLS 1.3 peers that are not: each does a real key exchange (X25519,
 // TLS_AES_128_GCM_SHA256) and then sends whatever handshake messages a test
 // forges, encrypted under its handshake traffic key (RFC 8446 section 7),
-// so that the other end parses them as it would a real peer's. Neither ever
-// finishes a handshake. Used to send what no real peer would (a compressed
-// certificate built to exhaust the receiver), with node:crypto only.
+// so that the other end parses them as it would a real peer's. Used to send
+// what no real peer would (a compressed certificate built to exhaust the
+// receiver), with node:crypto only. All but startFinishingServer() never
+// finish a handshake; that one does, and then sends in the same write what a
+// real server only sends later, or in ways OpenSSL's server never does
+// (application data before the client's Finished, tickets between data).
 
 const crypto = require('node:crypto');
 const net = require('node:net');
 
 const kChangeCipherSpec = 20;
+const kAlert = 21;
 const kHandshake = 22;
 const kApplicationData = 23;
 const kMaxFragment = 16384;
 const kX25519 = 0x001d;
 const kAes128GcmSha256 = 0x1301;
+const kRsaPssRsaeSha256 = 0x0804;
 
 const HandshakeType = {
-  clientHello: 1, serverHello: 2, encryptedExtensions: 8, certificate: 11, compressedCertificate: 25,
+  clientHello: 1, serverHello: 2, newSessionTicket: 4, encryptedExtensions: 8, certificate: 11,
+  certificateVerify: 15, finished: 20, compressedCertificate: 25,
 };
 
 function u16(n) {
@@ -48,13 +54,15 @@ function expandLabel(secret, label, context, length) {
 }
 const sha256 = (data) => crypto.createHash('sha256').update(data).digest();
 
-// One end's handshake traffic keys ('s hs traffic' or 'c hs traffic'), from
-// the X25519 secret and the transcript up to the ServerHello.
-function handshakeKeys(label, shared, transcript) {
+// The handshake secret of a handshake without PSK, from the X25519 secret.
+function handshakeSecretOf(shared) {
   const zeros = Buffer.alloc(32);
   const early = hkdfExtract(zeros, zeros);
-  const handshakeSecret = hkdfExtract(expandLabel(early, 'derived', sha256(Buffer.alloc(0)), 32), shared);
-  const traffic = expandLabel(handshakeSecret, label, sha256(transcript), 32);
+  return hkdfExtract(expandLabel(early, 'derived', sha256(Buffer.alloc(0)), 32), shared);
+}
+
+// The record keys of a traffic secret.
+function trafficKeys(traffic) {
   return {
     key: expandLabel(traffic, 'key', Buffer.alloc(0), 16),
     iv: expandLabel(traffic, 'iv', Buffer.alloc(0), 12),
@@ -62,17 +70,28 @@ function handshakeKeys(label, shared, transcript) {
   };
 }
 
+// One end's handshake traffic keys ('s hs traffic' or 'c hs traffic'), from
+// the X25519 secret and the transcript up to the ServerHello.
+function handshakeKeys(label, shared, transcript) {
+  return trafficKeys(expandLabel(handshakeSecretOf(shared), label, sha256(transcript), 32));
+}
+
+// One TLSInnerPlaintext record of `type` holding `content`, under `keys`.
+function seal(keys, type, content) {
+  const inner = Buffer.concat([content, Buffer.from([type])]);
+  const nonce = Buffer.from(keys.iv);
+  nonce.writeUInt32BE((nonce.readUInt32BE(8) ^ keys.sequence++) >>> 0, 8);
+  const header = Buffer.concat([Buffer.from([kApplicationData, 3, 3]), u16(inner.length + 16)]);
+  const cipher = crypto.createCipheriv('aes-128-gcm', keys.key, nonce);
+  cipher.setAAD(header);
+  return Buffer.concat([header, cipher.update(inner), cipher.final(), cipher.getAuthTag()]);
+}
+
 // Handshake bytes as TLSInnerPlaintext records, split at the record limit.
 function encryptHandshake(keys, bytes) {
   const records = [];
   for (let at = 0; at < bytes.length; at += kMaxFragment) {
-    const inner = Buffer.concat([bytes.subarray(at, at + kMaxFragment), Buffer.from([kHandshake])]);
-    const nonce = Buffer.from(keys.iv);
-    nonce.writeUInt32BE((nonce.readUInt32BE(8) ^ keys.sequence++) >>> 0, 8);
-    const header = Buffer.concat([Buffer.from([kApplicationData, 3, 3]), u16(inner.length + 16)]);
-    const cipher = crypto.createCipheriv('aes-128-gcm', keys.key, nonce);
-    cipher.setAAD(header);
-    records.push(header, cipher.update(inner), cipher.final(), cipher.getAuthTag());
+    records.push(seal(keys, kHandshake, bytes.subarray(at, at + kMaxFragment)));
   }
   return Buffer.concat(records);
 }
@@ -241,4 +260,72 @@ function forgedClient(port, servername, compressionAlgorithms, forge) {
   });
 }
 
-module.exports = { startForgedServer, forgedClient, handshakeMessage, HandshakeType, u16, u24 };
+// Listens on 127.0.0.1. For each connection, a whole handshake: the
+// certificate `certDer`, a CertificateVerify (rsa_pss_rsae_sha256) made
+// with `keyPem`, Finished; then, in the same write, the records that
+// `after(records)` returns, under the server's application traffic key and
+// so before the client's Finished can have arrived (0.5-RTT). `records`
+// makes them: data(bytes) (in records of at most 16 KiB), ticket(lifetime)
+// (a NewSessionTicket this server never takes back), alert(level,
+// description). What the client sends is read and dropped.
+function startFinishingServer(certDer, keyPem, after) {
+  const server = net.createServer((socket) => {
+    socket.on('error', () => {});
+    readFirstHandshakeMessage(socket, (hello) => {
+      const { sessionId, share } = parseClientHello(hello);
+      const own = x25519KeyPair();
+      const reply = serverHello(sessionId, own.raw);
+      const handshakeSecret = handshakeSecretOf(x25519Secret(own.privateKey, share));
+      const serverTraffic = expandLabel(handshakeSecret, 's hs traffic', sha256(Buffer.concat([hello, reply])), 32);
+      const messages = [
+        handshakeMessage(HandshakeType.encryptedExtensions, u16(0)),
+        handshakeMessage(HandshakeType.certificate, Buffer.concat([
+          Buffer.from([0]), u24(3 + certDer.length + 2), u24(certDer.length), certDer, u16(0)])),
+      ];
+      const transcript = () => sha256(Buffer.concat([hello, reply, ...messages]));
+      const signed = Buffer.concat([
+        Buffer.alloc(64, 0x20), Buffer.from('TLS 1.3, server CertificateVerify\0', 'latin1'), transcript()]);
+      const signature = crypto.sign('sha256', signed, {
+        key: keyPem, padding: crypto.constants.RSA_PKCS1_PSS_PADDING, saltLength: 32,
+      });
+      messages.push(handshakeMessage(HandshakeType.certificateVerify,
+                                     Buffer.concat([u16(kRsaPssRsaeSha256), vector16(signature)])));
+      const finishedKey = expandLabel(serverTraffic, 'finished', Buffer.alloc(0), 32);
+      messages.push(handshakeMessage(HandshakeType.finished,
+                                     crypto.createHmac('sha256', finishedKey).update(transcript()).digest()));
+      const master = hkdfExtract(expandLabel(handshakeSecret, 'derived', sha256(Buffer.alloc(0)), 32),
+                                 Buffer.alloc(32));
+      const keys = trafficKeys(expandLabel(master, 's ap traffic', transcript(), 32));
+      let tickets = 0;
+      const records = {
+        data: (text) => {
+          const bytes = Buffer.from(text);
+          const out = [];
+          for (let at = 0; at < bytes.length; at += kMaxFragment) {
+            out.push(seal(keys, kApplicationData, bytes.subarray(at, at + kMaxFragment)));
+          }
+          return Buffer.concat(out);
+        },
+        ticket: (lifetime) => {
+          const body = Buffer.alloc(8);
+          body.writeUInt32BE(lifetime, 0);
+          body.writeUInt32BE(crypto.randomBytes(4).readUInt32BE(0), 4);
+          const nonce = vector8(Buffer.from([tickets++]));
+          const ticket = vector16(crypto.randomBytes(32));
+          return seal(keys, kHandshake,
+                      handshakeMessage(HandshakeType.newSessionTicket, Buffer.concat([body, nonce, ticket, u16(0)])));
+        },
+        alert: (level, description) => seal(keys, kAlert, Buffer.from([level, description])),
+      };
+      socket.write(Buffer.concat([
+        record(kHandshake, reply),
+        record(kChangeCipherSpec, Buffer.from([1])),
+        encryptHandshake(trafficKeys(serverTraffic), Buffer.concat(messages)),
+        ...after(records),
+      ]));
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+module.exports = { startForgedServer, startFinishingServer, forgedClient, handshakeMessage, HandshakeType, u16, u24 };

@@ -7,10 +7,13 @@
 // event must sit between the data written before and after its ticket.
 
 const assert = require('node:assert');
+const fs = require('node:fs');
 const path = require('node:path');
+const { X509Certificate } = require('node:crypto');
 const { spawn } = require('node:child_process');
 const { once } = require('node:events');
 const { builtin, tlswrap, serverOptions, clientOptions, listen, assertSameText, release } = require('./common');
+const { startFinishingServer } = require('./tls13-forged');
 
 const fixturesDir = path.join(__dirname, 'fixtures');
 const TLS13 = { minVersion: 'TLSv1.3', maxVersion: 'TLSv1.3' };
@@ -306,6 +309,46 @@ describe('TLS 1.3 NewSessionTicket and sessions', function () {
       await secondClosed;
     });
   }
+});
+
+// A server may send application data with its Finished, before the client's
+// Finished arrives (0.5-RTT), and tickets between data records; OpenSSL's
+// server does neither, so a scripted one (tls13-forged.js) sends all of it
+// in the write that carries its Finished: the client reads the handshake's
+// end, data, tickets and close_notify from one burst.
+describe("TLS 1.3 data and tickets in the server's first flight (0.5-RTT)", function () {
+  let server;
+  const sockets = [];
+  const leaf = new X509Certificate(fs.readFileSync(path.join(fixturesDir, 'server-cert.pem'))).raw;
+  const leafKey = fs.readFileSync(path.join(fixturesDir, 'server-key.pem'));
+
+  afterEach(async function () {
+    await release(sockets, null, server);
+    server = null;
+  });
+
+  it("secureConnect first, then data and 'session' in the order sent, then 'end'; nothing lost", async function () {
+    const big = 'B'.repeat(40000);
+    server = await startFinishingServer(leaf, leafKey, (r) => [
+      r.data('one|'), r.ticket(7200), r.data(big), r.ticket(0), r.ticket(604800), r.data('|three'),
+      r.alert(1, 0), // close_notify
+    ]);
+    const client = tlswrap.connect(clientOptions(server.address().port, TLS13));
+    sockets.push(client);
+    const events = [];
+    client.setEncoding('latin1');
+    client.on('secureConnect', () => events.push(`<secureConnect ${client.authorized}>`));
+    client.on('data', (chunk) => {
+      // Data chunks between two events are one run, however they are cut.
+      if (events.length > 0 && !events[events.length - 1].startsWith('<')) events[events.length - 1] += chunk;
+      else events.push(chunk);
+    });
+    client.on('session', (session) => events.push(`<session ${Buffer.isBuffer(session)}>`));
+    await once(client, 'end');
+    assert.deepStrictEqual(events, [
+      '<secureConnect true>', 'one|', '<session true>', big, '<session true>', '<session true>', '|three',
+    ]);
+  });
 });
 
 describe('TLS 1.3 KeyUpdate flood from a peer that never reads', function () {

@@ -125,7 +125,12 @@ class SecureContext {
   constructor(options = {}) {
     const { secureProtocol, secureOptions } = options;
     let { minVersion, maxVersion } = options;
-    const context = new binding.SecureContext();
+    // node's SecureContext::Init: a *_server_method or *_client_method
+    // context serves that role only.
+    const role = typeof secureProtocol !== 'string' ? undefined :
+      secureProtocol.endsWith('_server_method') ? 'server' :
+        secureProtocol.endsWith('_client_method') ? 'client' : undefined;
+    const context = new binding.SecureContext(role);
     this.context = context;
     // As node:tls's, it cannot be posted to another thread (Node 22.10+
     // can say so): a clone would be an empty object that looks like one.

@@ -225,6 +225,42 @@ describe('context: protocol versions', function () {
     assertOk(await handshake(serverOptions({ secureProtocol: 'TLS_method' })), 'TLSv1.3');
   });
 
+  it('a *_server_method context cannot connect, a *_client_method one cannot accept: ' +
+     'ERR_SSL_CALLED_A_FUNCTION_YOU_SHOULD_NOT_CALL', async function () {
+    const refused = { code: 'ERR_SSL_CALLED_A_FUNCTION_YOU_SHOULD_NOT_CALL', message: /called a function you should not call/ };
+    let out = await handshake(serverOptions(), { secureProtocol: 'TLSv1_2_server_method' });
+    assert.match(out.client.error.message, refused.message);
+    assert.strictEqual(out.client.error.code, refused.code);
+    out = await handshake(serverOptions({ secureProtocol: 'TLSv1_2_client_method' }));
+    assert.match(out.server.error.message, refused.message);
+    assert.strictEqual(out.server.error.code, refused.code);
+    // Each in its own role works, renegotiation included (TLS 1.2).
+    assertOk(await handshake(serverOptions({ secureProtocol: 'TLSv1_2_server_method' }),
+      { secureProtocol: 'TLSv1_2_client_method' }), 'TLSv1.2');
+    // TLS 1.3 has no renegotiation: OpenSSL's refusal, not a hang.
+    for (const [method, protocol, expect] of [['TLSv1_2', 'TLSv1.2', /^renegotiated$/], ['TLS', 'TLSv1.3', /^refused /]]) {
+      const server = tlswrap.createServer(serverOptions({ secureProtocol: `${method}_server_method` }));
+      server.on('secureConnection', (sock) => {
+        sock.on('error', () => {});
+        sock.renegotiate({}, (err) => sock.end(err ? `refused ${err.code}` : 'renegotiated'));
+      });
+      const port = await listen(server);
+      try {
+        const client = tlswrap.connect({ host: '127.0.0.1', port, servername: 'localhost', ca: fixtures.ca,
+          secureProtocol: `${method}_client_method` });
+        client.on('error', () => {});
+        let got = '';
+        client.setEncoding('utf8').on('data', (d) => { got += d; });
+        await once(client, 'secureConnect');
+        assert.strictEqual(client.getProtocol(), protocol);
+        await once(client, 'end');
+        assert.match(got, expect);
+      } finally {
+        await closeServer(server);
+      }
+    }
+  });
+
   it('SSLv2 and SSLv3 method names: ERR_TLS_INVALID_PROTOCOL_METHOD "SSLvN methods disabled"', function () {
     for (const v of ['SSLv2', 'SSLv3']) {
       for (const kind of ['', '_client', '_server']) {

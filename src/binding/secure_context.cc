@@ -96,7 +96,16 @@ SecureContext::SecureContext(const Napi::CallbackInfo& info)
     : Napi::ObjectWrap<SecureContext>(info) {
   Napi::Env env = info.Env();
   ErrorQueueGuard guard;
-  ctx_.reset(SSL_CTX_new(TLS_method()));
+  // A secureProtocol named *_server_method or *_client_method makes a
+  // one-role context, as node's does: used in the other role, its
+  // handshake fails with OpenSSL's "called a function you should not call".
+  const SSL_METHOD* method = TLS_method();
+  if (info.Length() > 0 && info[0].IsString()) {
+    const std::string role = info[0].As<Napi::String>().Utf8Value();
+    if (role == "server") method = TLS_server_method();
+    if (role == "client") method = TLS_client_method();
+  }
+  ctx_.reset(SSL_CTX_new(method));
   if (!ctx_) ThrowCryptoError(env, "SSL_CTX_new failed");
   SSL_CTX* ctx = ctx_.get();
   SSL_CTX_set_app_data(ctx, this);

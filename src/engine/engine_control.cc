@@ -45,8 +45,10 @@ bool Engine::Renegotiate(unsigned long* err) {
   // Until the version is negotiated SSL_version() is the highest offered
   // (a client) or TLS_ANY_VERSION (a server), and the method is still the
   // version-flexible one: only then is TLS 1.3 known.
-  const bool tls13 =
-      SSL_get_ssl_method(ssl()) != TLS_method() && SSL_version(ssl()) >= TLS1_3_VERSION;
+  const SSL_METHOD* method = SSL_get_ssl_method(ssl());
+  const bool flexible =
+      method == TLS_method() || method == TLS_server_method() || method == TLS_client_method();
+  const bool tls13 = !flexible && SSL_version(ssl()) >= TLS1_3_VERSION;
   if (phase_ == Phase::kHandshake && !tls13) {
     // The first handshake is under way and serves, as below: a client's
     // SSL_renegotiate() now would leave it in init, its writes stuck.

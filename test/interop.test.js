@@ -269,3 +269,132 @@ describe('interop', function () {
     });
   }
 });
+
+// Whether this openssl's `cmd` (s_server, s_client) has `option`.
+function opensslHas(cmd, option) {
+  const r = spawnSync('openssl', [cmd, '-help'], { encoding: 'utf8' });
+  return new RegExp(`^\\s*${option}\\b`, 'm').test(`${r.stdout}${r.stderr}`);
+}
+
+// Record shapes a real peer may choose, each legitimate: small or split
+// records, pipelining, a tiny read buffer, TLS 1.3 padding, MAC-then-encrypt
+// CBC, and (s_client) the max_fragment_length extension, which obliges our
+// server to send records of at most 512 bytes (s_client fails on a bigger one).
+const recordShapes = [
+  { name: 'max_send_frag 512', args: ['-max_send_frag', '512'] },
+  { name: 'split_send_frag 1000, max_pipelines 4', args: ['-split_send_frag', '1000', '-max_pipelines', '4'] },
+  { name: 'read_buf 100', args: ['-read_buf', '100'] },
+  { name: 'record_padding 1024', args: ['-record_padding', '1024'], version: 'TLSv1.3' },
+  { name: 'no_etm, AES256-SHA', args: ['-no_etm', '-cipher', 'AES256-SHA'], version: 'TLSv1.2', options: { ciphers: 'AES256-SHA' } },
+  { name: 'maxfraglen 512', args: ['-maxfraglen', '512'], only: 's_client' },
+];
+const SHAPE_SIZE = 2 * MiB;
+
+describe('interop: openssl peers choosing unusual record shapes (2 MiB each way)', function () {
+  let up, down;
+  before(function () {
+    if (!hasOpenssl) this.skip();
+    up = crypto.randomBytes(SHAPE_SIZE);
+    down = crypto.randomBytes(SHAPE_SIZE);
+  });
+  after(function () {
+    up = down = null;
+  });
+
+  for (const version of ['TLSv1.2', 'TLSv1.3']) {
+    const opensslFlag = version === 'TLSv1.2' ? '-tls1_2' : '-tls1_3';
+    for (const shape of recordShapes) {
+      if (shape.version && shape.version !== version) continue;
+      if (shape.only !== 's_client') {
+        it(`${version}: tlswrap client <-> s_server -${shape.name}`, async function () {
+          if (!shape.args.every((a) => !a.startsWith('-') || opensslHas('s_server', a))) this.skip();
+          // -quiet: s_server sends its stdin and writes what it reads to stdout.
+          const srv = await startSServer([opensslFlag, '-quiet', ...shape.args]);
+          let client;
+          try {
+            const hash = crypto.createHash('sha256');
+            let uploaded = 0;
+            const received = new Promise((resolve) => {
+              srv.proc.stdout.on('data', (d) => {
+                hash.update(d);
+                uploaded += d.length;
+                if (uploaded >= SHAPE_SIZE) resolve();
+              });
+            });
+            client = tlswrap.connect(clientOptions(srv.port, shape.options));
+            const errors = failOnError(client);
+            await Promise.race([once(client, 'secureConnect'), errors]);
+            assert.strictEqual(client.getProtocol(), version);
+            const chunks = [];
+            let got = 0;
+            const downloaded = new Promise((resolve) => {
+              client.on('data', (d) => {
+                chunks.push(d);
+                got += d.length;
+                if (got >= SHAPE_SIZE) resolve();
+              });
+            });
+            srv.proc.stdin.write(down);
+            client.write(up);
+            await Promise.race([Promise.all([downloaded, received]), errors]);
+            assert.strictEqual(got, SHAPE_SIZE, srv.stderr());
+            assert.ok(Buffer.concat(chunks).equals(down), 'what s_server sent arrived intact');
+            assert.strictEqual(uploaded, SHAPE_SIZE, srv.stderr());
+            assert.strictEqual(hash.digest('hex'), sha256(up));
+          } finally {
+            if (client) client.destroy();
+            await stopProc(srv.proc);
+          }
+        });
+      }
+
+      it(`${version}: s_client -${shape.name} <-> tlswrap server`, async function () {
+        if (!shape.args.every((a) => !a.startsWith('-') || opensslHas('s_client', a))) this.skip();
+        const server = tlswrap.createServer(serverOptions({ minVersion: version, maxVersion: version, ...shape.options }));
+        const serverResult = new Promise((resolve, reject) => {
+          server.once('secureConnection', (sock) => {
+            sock.on('error', reject);
+            sock.write(down);
+            const chunks = [];
+            let bytes = 0;
+            sock.on('data', (d) => {
+              chunks.push(d);
+              bytes += d.length;
+              // s_client -quiet does not end on stdin EOF: the server ends.
+              if (bytes >= SHAPE_SIZE) {
+                sock.end();
+                resolve(Buffer.concat(chunks));
+              }
+            });
+          });
+          server.on('tlsClientError', reject);
+        });
+        serverResult.catch(() => {});
+        const port = await listen(server);
+        const proc = spawn('openssl', ['s_client', '-connect', `127.0.0.1:${port}`, opensslFlag, '-quiet',
+          '-CAfile', fixturePath('ca-cert.pem'), '-servername', 'localhost', '-verify_return_error', ...shape.args],
+        { stdio: ['pipe', 'pipe', 'pipe'] });
+        const exited = once(proc, 'exit');
+        try {
+          proc.stdin.on('error', () => {});
+          let stderr = '';
+          proc.stderr.on('data', (d) => { stderr += d; });
+          const chunks = [];
+          proc.stdout.on('data', (d) => chunks.push(d));
+          proc.stdin.write(up);
+          const uploaded = await serverResult;
+          const [code] = await exited;
+          assert.strictEqual(code, 0, stderr);
+          assert.ok(uploaded.equals(up), 'what s_client sent arrived intact');
+          const downloaded = Buffer.concat(chunks);
+          assert.strictEqual(downloaded.length, SHAPE_SIZE, stderr);
+          assert.ok(downloaded.equals(down), 'what the server sent arrived intact');
+        } finally {
+          proc.stdin.destroy();
+          await stopProc(proc);
+          await closeServer(server);
+        }
+      });
+    }
+  }
+});

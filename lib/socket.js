@@ -106,6 +106,7 @@ function onEndBeforeSecure() {
 }
 
 function emitCloseNT(socket, hadError) {
+  socket._answersAfterError = null;
   socket.emit('close', hadError);
 }
 
@@ -178,6 +179,7 @@ class TLSSocket extends net.Socket {
     // never reach a cache, or resuming it would skip the check that failed.
     this._sessionReleased = false;
     this._pendingSession = null;
+    this._answersAfterError = null; // see answersOf(); until 'close'
     this._native = false; // the connection is on the engine's own TCP handle
     this._peername = null; // on the native transport, addresses once asked for
     this._sockname = null;

@@ -7,6 +7,7 @@
 
 const { getSystemErrorMap, getSystemErrorName } = require('node:util');
 const { addSurface } = require('./net_surface');
+const { answersOf } = require('./handle_answers');
 
 // What node:tls (Node >= 22) gives a write that destroy() cut off, its
 // libuv write request's error.
@@ -74,6 +75,7 @@ class SocketErrors {
     if (!this._secureEstablished && this._writeCallback !== null && !this._hadError) {
       const cb = this._takeWriteCallback();
       if (this._starting) {
+        this._keepAnswers();
         this._emitTLSError(err);
         cb(systemError('write', 'EPROTO'));
         return;
@@ -84,7 +86,16 @@ class SocketErrors {
       this.destroy(failed);
       return;
     }
+    this._keepAnswers();
     this._emitTLSError(err);
+  }
+
+  // As node:tls's handle, the failed handshake's answers stay readable in
+  // its 'error' and 'tlsClientError' (and until 'close').
+  _keepAnswers() {
+    if (!this._secureEstablished && this._handle !== null && !this._hadError) {
+      this._answersAfterError = answersOf(this._handle);
+    }
   }
 
   _tlsError(err) {

@@ -13,6 +13,7 @@ const { addSurface } = require('./net_surface');
 const { nodeTakesStringSessions, sessionForReuse } = require('./session_state');
 const { onTransportConnect } = require('./transport');
 const { bufferOf } = require('./bytes');
+const { answering } = require('./handle_answers');
 
 // What node's getEphemeralKeyInfo() gives when OpenSSL has no peer key
 // object (RSA key exchange, a resumed TLS 1.2 connection, OpenSSL 3.5's
@@ -30,28 +31,32 @@ function unknownKeyInfo() {
 
 class TlsSurface {
   getPeerCertificate(detailed) {
-    if (this._handle === null) return null;
-    if (detailed) return certificateObject(this._handle.getPeerCertChain(), true);
-    const leaf = this._handle.getPeerLeaf();
+    const handle = answering(this);
+    if (handle === null) return null;
+    if (detailed) return certificateObject(handle.getPeerCertChain(), true);
+    const leaf = handle.getPeerLeaf();
     return leaf === undefined ? {} : certificateObject([leaf], false);
   }
 
   getCertificate() {
-    if (this._handle === null) return null;
-    const der = this._handle.getCertificate();
+    const handle = answering(this);
+    if (handle === null) return null;
+    const der = handle.getCertificate();
     return der ? certificateObject([der], false) : {};
   }
 
   getEphemeralKeyInfo() {
-    if (this._handle === null) return null;
-    const info = this._handle.getEphemeralKeyInfo();
+    const handle = answering(this);
+    if (handle === null) return null;
+    const info = handle.getEphemeralKeyInfo();
     if (info === null || (info.type === 'TLSGroup' && namesTlsGroups)) return info;
     return info.type === undefined || info.type === 'TLSGroup' ? unknownKeyInfo() : info;
   }
 
   getPeerX509Certificate() {
-    if (this._handle === null) return undefined;
-    const chain = this._handle.getPeerCertChain(true);
+    const handle = answering(this);
+    if (handle === null) return undefined;
+    const chain = handle.getPeerCertChain(true);
     if (chain.length === 0) return undefined;
     // As node:tls: each certificate's issuerCertificate is the next one the
     // peer sent (not checked to be its issuer), the last one's undefined.
@@ -67,14 +72,16 @@ class TlsSurface {
   }
 
   getX509Certificate() {
-    if (this._handle === null) return undefined;
-    const der = this._handle.getCertificate();
+    const handle = answering(this);
+    if (handle === null) return undefined;
+    const der = handle.getCertificate();
     return der ? x509FromDer(der) : undefined;
   }
 
   getCipher() {
     // As node's: undefined before a cipher is chosen, null once closed.
-    return this._handle === null ? null : this._handle.getCipher() || undefined;
+    const handle = answering(this);
+    return handle === null ? null : handle.getCipher() || undefined;
   }
 
   exportKeyingMaterial(length, label, context) {
@@ -188,7 +195,8 @@ const kHandleQueries = {
 for (const [name, closed] of Object.entries(kHandleQueries)) {
   const query = {
     [name]() {
-      return this._handle === null ? closed : this._handle[name]();
+      const handle = answering(this);
+      return handle === null ? closed : handle[name]();
     },
   }[name];
   Object.defineProperty(TlsSurface.prototype, name, { value: query, writable: true, configurable: true });

@@ -442,6 +442,47 @@ describe('api: other connection shapes', function () {
   });
 });
 
+describe('api: a handshake OpenSSL fails', function () {
+  // node:tls keeps the handle through the failure's 'error' and
+  // 'tlsClientError': what was negotiated before the alert (the version,
+  // the server's certificate, the cipher) is what a program logs there.
+  it("the sockets still answer in 'error' and 'tlsClientError', and no more after 'close'", async function () {
+    const server = tlswrap.createServer(serverOptions({ requestCert: true, ca: fixtures.ca, maxVersion: 'TLSv1.2' }));
+    const serverSaw = new Promise((resolve) => {
+      server.once('tlsClientError', (err, sock) => {
+        const seen = { code: err.code, protocol: sock.getProtocol(), reused: sock.isSessionReused() };
+        // node:tls 20 crashes (SIGSEGV) when asked after a failed handshake's
+        // 'close'; tlswrap answers as for any closed socket.
+        sock.once('close', () => resolve(builtin ? seen : { ...seen, afterClose: sock.getProtocol() }));
+      });
+    });
+    const port = await listen(server);
+    try {
+      // No client certificate: the server refuses with an alert once it
+      // has sent its whole flight.
+      const client = tlswrap.connect(clientOptions(port));
+      const closed = new Promise((resolve) => client.once('close', resolve));
+      const [err] = await once(client, 'error').catch((e) => [e]);
+      assert.match(err.code, /^ERR_SSL_(SSLV3|SSL\/TLS)_ALERT_HANDSHAKE_FAILURE$/); // OpenSSL 3.0 | 3.2+
+      assert.strictEqual(client.getProtocol(), 'TLSv1.2');
+      assert.strictEqual(client.getPeerCertificate().subject.CN, 'localhost');
+      assert.strictEqual(typeof client.getCipher().name, 'string');
+      assert.strictEqual(client.getEphemeralKeyInfo().type, 'ECDH');
+      assert.strictEqual(client.isSessionReused(), false);
+      await closed;
+      const srv = await serverSaw;
+      const expected = { code: 'ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE', protocol: 'TLSv1.2', reused: false };
+      assert.deepStrictEqual(srv, builtin ? expected : { ...expected, afterClose: null });
+      if (!builtin) {
+        assert.strictEqual(client.getProtocol(), null);
+        assert.strictEqual(client.getPeerCertificate(), null);
+      }
+    } finally {
+      await closeServer(server);
+    }
+  });
+});
+
 describe('api: before the handshake', function () {
   it('exportKeyingMaterial before the handshake: ERR_TLS_INVALID_STATE', async function () {
     const server = tlswrap.createServer(serverOptions());

@@ -236,6 +236,100 @@ describe('connection lifetime over TCP', function () {
   }
 });
 
+// Each way a connection can fail or be cut short, repeated: every path that
+// ends one must close its fd (the duplicate the native transport made, or
+// node's) and leave no handle or timer behind. A leak grows with the count.
+describe('connections that fail leave nothing behind', function () {
+  const fs = require('node:fs');
+  const countFds = () => fs.readdirSync('/proc/self/fd').length;
+  const ROUNDS = 25;
+
+  // A client of `port` with `extra` options; `hook(client)` may cut it short.
+  // Resolves at its 'close'.
+  function attempt(port, extra = {}, hook = () => {}) {
+    return new Promise((resolve) => {
+      const client = tlswrap.connect(clientOptions(port, extra));
+      client.on('error', () => {});
+      client.on('close', resolve);
+      client.resume();
+      hook(client);
+    });
+  }
+
+  const cases = {
+    'an untrusted certificate': [{}, (port) => attempt(port, { ca: fixtures.otherCert })],
+    'a wrong name': [{}, (port) => attempt(port, { servername: 'nope.example' })],
+    'no shared version': [{ minVersion: 'TLSv1.3' }, (port) => attempt(port, { maxVersion: 'TLSv1.2' })],
+    'an ALPNCallback that rejects': [{ ALPNCallback: () => undefined }, (port) => attempt(port, { ALPNProtocols: ['x'] })],
+    'destroy() at connect': [{}, (port) => attempt(port, {}, (c) => c.on('connect', () => c.destroy()))],
+    'destroy(err) at secureConnect (TLS 1.2)': [{}, (port) => attempt(port, { maxVersion: 'TLSv1.2' },
+      (c) => c.on('secureConnect', () => c.destroy(new Error('gone'))))],
+    'end() at secureConnect': [{}, (port) => attempt(port, {}, (c) => c.on('secureConnect', () => c.end()))],
+    'a peer reset after the ClientHello': [{}, async (port) => {
+      const raw = net.connect(port, '127.0.0.1');
+      await once(raw, 'connect');
+      raw.on('error', () => {});
+      raw.write(Buffer.from([0x16, 3, 1, 0, 200, 1, 0, 0, 196, 3, 3]));
+      setImmediate(() => raw.resetAndDestroy());
+      await once(raw, 'close');
+    }],
+    'a peer FIN mid-handshake': [{}, async (port) => {
+      const raw = net.connect(port, '127.0.0.1');
+      await once(raw, 'connect');
+      raw.on('error', () => {});
+      raw.end(Buffer.from([0x16, 3, 1, 0, 200, 1, 0]));
+      raw.resume();
+      await once(raw, 'close');
+    }],
+    // Pins tlswrap's: node:tls (20) emits 'tlsClientError' at the timeout but
+    // leaves the connection open (skipped under TLSWRAP_TEST_BUILTIN).
+    'handshakeTimeout': [{ handshakeTimeout: 20 }, async (port) => {
+      const raw = net.connect(port, '127.0.0.1');
+      raw.on('error', () => {});
+      raw.resume();
+      await once(raw, 'close');
+    }],
+    'an upgraded net.Socket destroyed at once': [{}, async (port) => {
+      const raw = net.connect(port, '127.0.0.1');
+      await once(raw, 'connect');
+      const client = new tlswrap.TLSSocket(raw, {});
+      client.on('error', () => {});
+      raw.destroy();
+      await once(client, 'close');
+    }],
+  };
+
+  for (const [name, [serverExtra, run]] of Object.entries(cases)) {
+    it(`${name}: ${ROUNDS} times, the fd count and active resources return to where they were`, async function () {
+      if (!fs.existsSync('/proc/self/fd') || (builtin && name === 'handshakeTimeout')) this.skip();
+      const server = tlswrap.createServer(serverOptions(serverExtra), (s) => { s.on('error', () => {}); s.end('hi'); });
+      server.on('tlsClientError', () => {});
+      const port = await listen(server);
+      try {
+        await run(port); // warms up what a first connection sets up once
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const fds = countFds();
+        const resources = process.getActiveResourcesInfo().filter((r) => r !== 'Timeout').sort();
+        for (let i = 0; i < ROUNDS; i++) await run(port);
+        // The server's side of the last ones closes a little later.
+        const deadline = Date.now() + 2000;
+        let connections;
+        do {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          connections = await new Promise((resolve, reject) => {
+            server.getConnections((err, n) => (err ? reject(err) : resolve(n)));
+          });
+        } while ((connections > 0 || countFds() > fds + 2) && Date.now() < deadline);
+        assert.strictEqual(connections, 0, 'the server still counts connections');
+        assert.ok(countFds() <= fds + 2, `fds: ${fds} before, ${countFds()} after ${ROUNDS} rounds`);
+        assert.deepStrictEqual(process.getActiveResourcesInfo().filter((r) => r !== 'Timeout').sort(), resources);
+      } finally {
+        await closeServer(server);
+      }
+    });
+  }
+});
+
 describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
   // node:tls would put such bytes on the wire, into the middle of the TLS
   // stream; once the engine holds the fd, tlswrap fails the write instead.

@@ -92,7 +92,23 @@ function onTransportClose() {
   // handshake only fails its write.
   const lost = owner._writeCallback !== null && !owner._native &&
     (owner._ciphertextInFlight > 0 || owner._secureEstablished);
+  // A TCP socket that closed cleanly after its EOF (so both sides had
+  // ended): node:tls, which reads such a socket natively, keeps the
+  // plaintext the program has not read yet and closes after its 'end'.
+  // Destroying now would drop it. (Over any other Duplex, TLS in TLS
+  // included, node:tls closes at once, as below.)
+  if (!lost && this instanceof net.Socket && !this.encrypted && this.readableEnded && !this.errored &&
+      owner._handle !== null && !owner.readableEnded) {
+    owner.once('end', destroyAfterEndNT);
+    return;
+  }
   owner.destroy(lost ? writeCanceledError() : undefined);
+}
+function destroyAfterEndNT() {
+  process.nextTick(destroyOwner, this);
+}
+function destroyOwner(socket) {
+  if (!socket.destroyed) socket.destroy();
 }
 function onTransportDrain() {
   const handle = this[kOwner]._handle;

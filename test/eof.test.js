@@ -233,6 +233,37 @@ describe('half-open after the peer closed', function () {
   });
 });
 
+describe('data that came with the close, not yet read', function () {
+  // The server ends its side and reads nothing; the client answers, ends
+  // and closes. With node:tls over a TCP socket what it sent stays readable
+  // until the program reads it, then 'end' and 'close' follow: the raw
+  // socket's close is no reason to drop a TLS socket's unread data.
+  it("a socket that ended first keeps the peer's last bytes until they are read", async function () {
+    const server = tlswrap.createServer(serverOptions());
+    const accepted = new Promise((resolve) => server.on('secureConnection', resolve));
+    const port = await listen(server);
+    const client = tls.connect(clientOptions(port));
+    client.on('error', () => {});
+    const sock = await accepted;
+    sock.pause();
+    sock.end();
+    const request = pattern(100);
+    client.on('end', () => client.end(request));
+    client.resume();
+    await once(client, 'close');
+    // Long enough for the client's close_notify and FIN to reach the server.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    try {
+      assert.ok(!sock.destroyed, 'the socket was destroyed with its unread data');
+      const done = track(sock);
+      sock.resume();
+      assertCleanEnd(await done, request, 'server');
+    } finally {
+      await release([sock, client], null, server);
+    }
+  });
+});
+
 describe('end of stream after a throwing listener', function () {
   const { runChild, describeExit } = require('./run-child');
 

@@ -373,6 +373,34 @@ describe("renegotiate() from a client's 'connect' listener", function () {
   });
 });
 
+// The server ends its side (close_notify) before it has seen the client's
+// renegotiation ClientHello, so it never answers it. The client's write
+// queued behind that handshake can never go out: it must fail, not wait for
+// ever with the socket open (node:tls's SSL_write fails, 'write EPROTO').
+describe('a renegotiation the server closed on', function () {
+  it("the client's write behind it fails and the socket closes", async function () {
+    const server = tls.createServer(serverOptions(TLS12), (sock) => {
+      sock.on('error', () => {});
+      sock.once('data', () => sock.end('x'));
+    });
+    const port = await listen(server);
+    const client = tlswrap.connect(clientOptions(port, TLS12));
+    client.on('error', () => {});
+    client.resume();
+    client.write('a');
+    try {
+      await once(client, 'secureConnect');
+      client.renegotiate({}, () => {});
+      const result = new Promise((resolve) => client.write('behind the handshake', resolve));
+      const outcome = await Promise.race([result, new Promise((resolve) => setTimeout(resolve, 3000, 'hung'))]);
+      assert.ok(outcome instanceof Error, `the write's callback: ${outcome}`);
+      if (!client.destroyed) await once(client, 'close');
+    } finally {
+      await release([client], null, server);
+    }
+  });
+});
+
 describe('memory detached by a pskCallback during a renegotiation (TLS 1.2, child process)', function () {
   const { runChild, describeExit } = require('./run-child');
   const { builtin } = require('./common');

@@ -538,6 +538,15 @@ bool Engine::ClearIn(Batch* out) {
     // renegotiation) may have queued a write: writes_ may have moved.
     w = &writes_.front();
     if (ret <= 0) {
+      if (err == SSL_ERROR_WANT_READ && read_closed_) {
+        // The handshake this write waits behind needs the peer's answer, and
+        // the peer has closed (close_notify, EOF): it would wait for ever.
+        // node:tls's SSL_write fails here too.
+        failure.code = ERR_PACK(ERR_LIB_SSL, 0, SSL_R_PROTOCOL_IS_SHUTDOWN);
+        Fail(std::move(failure));
+        TakeEvents(out);
+        return true;
+      }
       if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
         // Mid-renegotiation: the same bytes must be offered again later.
         if (!retrying_) {

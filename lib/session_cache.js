@@ -113,6 +113,9 @@ class SessionCache {
   // Drops `session` from `key` (all of the key's sessions when none is named):
   // the server declined it or the handshake with it failed. A TLS 1.3 ticket
   // declined on its second use tells that the server takes each ticket once.
+  // One declined on its first use was sealed under a key the server no
+  // longer has (rotated, restarted, expired), and so were the tickets that
+  // came before it: they go too, or each would cost a full handshake.
   delete(key, session) {
     const entry = this._entries.get(key);
     if (entry === undefined) return;
@@ -122,8 +125,13 @@ class SessionCache {
     }
     const index = entry.sessions.findIndex((s) => s.der.equals(session));
     if (index === -1) return;
-    const [item] = entry.sessions.splice(index, 1);
-    if (item.tls13 && item.uses > 1) entry.singleUse = true;
+    const item = entry.sessions[index];
+    if (item.tls13 && item.uses > 1) {
+      entry.singleUse = true;
+      entry.sessions.splice(index, 1);
+    } else {
+      entry.sessions.splice(index);
+    }
   }
 
   clear() {

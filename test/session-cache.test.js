@@ -618,6 +618,25 @@ async function connectOnceSServer(peer, extra) {
        assert.strictEqual((await connectOnce(port, { sessionCache })).reused, true);
      });
 
+  it('TLS 1.3: a ticket declined on its first use takes the older tickets of its key with it', async function () {
+    const { server, port } = await start(tlswrap, { minVersion: 'TLSv1.3' });
+    const sessionCache = new tlswrap.SessionCache();
+    // A full handshake leaves the server's two tickets; its resumed
+    // connections issue none.
+    assert.strictEqual((await connectOnce(port, { sessionCache })).reused, false);
+    server.setTicketKeys(crypto.randomBytes(48));
+    const declined = await connectOnce(port, { sessionCache });
+    assert.ifError(declined.error);
+    assert.strictEqual(declined.reused, false);
+    // Two fresh tickets, each used twice: the stale one left behind would
+    // be offered (unused first) and cost a full handshake.
+    for (let i = 0; i < 4; i++) {
+      const next = await connectOnce(port, { sessionCache });
+      assert.ifError(next.error);
+      assert.strictEqual(next.reused, true, `connection ${i} after the rotation was not resumed`);
+    }
+  });
+
   for (const version of ['TLSv1.2', 'TLSv1.3']) {
     it(`${version}: a ticket the server reissues on resumption (older key) replaces the cached one`, async function () {
       const [k1, k2] = [crypto.randomBytes(48), crypto.randomBytes(48)];

@@ -181,22 +181,15 @@ class TlsSurface {
   }
 }
 
-// Questions the handle answers as they are, and the answer once it is gone:
-// null for each, as node:tls's (its proxies answer null without a handle).
-const kHandleQueries = {
-  isSessionReused: null,
-  getProtocol: null,
-  getSession: null,
-  getTLSTicket: null,
-  getFinished: null,
-  getPeerFinished: null,
-  getSharedSigalgs: null,
-};
-for (const [name, closed] of Object.entries(kHandleQueries)) {
+// Questions the handle answers as they are; null once it is gone, as
+// node:tls's (its proxies answer null without a handle).
+const kHandleQueries = ['isSessionReused', 'getProtocol', 'getSession', 'getTLSTicket', 'getFinished',
+  'getPeerFinished', 'getSharedSigalgs'];
+for (const name of kHandleQueries) {
   const query = {
     [name]() {
       const handle = answering(this);
-      return handle === null ? closed : handle[name]();
+      return handle === null ? null : handle[name]();
     },
   }[name];
   Object.defineProperty(TlsSurface.prototype, name, { value: query, writable: true, configurable: true });

@@ -204,6 +204,29 @@ describe('PSK', function () {
       assert.deepStrictEqual(r.server, { reused: true, authorized: true, authorizationError: null });
     });
 
+    // The ticket is the server's word that this client proved itself with
+    // its key: node:tls 20 says authorized too (it counts every resumption).
+    // The client offers its key again behind the ticket; the server takes the
+    // ticket (OpenSSL takes the first identity it can), so pskCallback is
+    // not asked again.
+    it('a client authenticated by an external PSK that resumes with its ticket is authorized', async function () {
+      if (builtin && Number(process.versions.node.split('.')[0]) >= 24) this.skip();
+      const asked = [];
+      const { server, port } = await start({
+        minVersion: 'TLSv1.3', ciphers: 'TLS_AES_128_GCM_SHA256',
+        pskCallback: (socket, identity) => { asked.push(identity); return serverKnows(socket, identity); },
+      });
+      const opts = { host: '127.0.0.1', port, pskCallback: clientSends };
+      const first = await connectOnce(server, opts);
+      const second = await connectOnce(server, { ...opts, session: first.session });
+      const third = await connectOnce(server, { ...opts, session: first.session });
+      for (const r of [first, second, third]) {
+        assert.strictEqual(r.data, 'x');
+        assert.deepStrictEqual(r.server, { reused: true, authorized: true, authorizationError: null });
+      }
+      assert.deepStrictEqual(asked, ['client1']);
+    });
+
     // tlswrap's rule, stricter than node:tls's: node counts every
     // certificate-less TLS 1.3 resumption as authorized (a pskCallback or
     // not), so these are skipped under TLSWRAP_TEST_BUILTIN. Only a key
@@ -232,6 +255,76 @@ describe('PSK', function () {
       const again = await connectOnce(server, clientOptions(port, { session: first.session }));
       assert.strictEqual(again.server, null);
       assert.strictEqual(again.data, '');
+    });
+  });
+
+  // What may not make a client authorized: tlswrap's rule (node:tls counts
+  // every certificate-less TLS 1.3 resumption), so skipped under builtin.
+  (builtin ? describe.skip : describe)('tickets that prove nothing', function () {
+    const servers = [];
+    afterEach(async function () {
+      await Promise.all(servers.splice(0).map(closeServer));
+    });
+
+    const pskServer = (extra) => serverOptions({
+      ca: fixtures.ca, requestCert: true, rejectUnauthorized: false, pskCallback: serverKnows,
+      minVersion: 'TLSv1.3', ciphers: 'TLS_AES_128_GCM_SHA256', ...extra,
+    });
+    async function start(options) {
+      const server = tlswrap.createServer(options, (sock) => sock.end('x'));
+      servers.push(server);
+      return { server, port: await listen(server) };
+    }
+    async function connectOnce(server, clientOpts) {
+      const judged = new Promise((resolve) => server.once('secureConnection', (sock) => resolve({
+        reused: sock.isSessionReused(), authorized: sock.authorized,
+      })));
+      const client = tlswrap.connect({ host: '127.0.0.1', rejectUnauthorized: false, ...clientOpts });
+      let session = null;
+      let ticket = null;
+      client.on('session', (s) => {
+        session = s;
+        ticket = client.getTLSTicket();
+      });
+      client.on('data', () => {});
+      client.on('error', () => {});
+      await new Promise((resolve) => client.on('close', resolve));
+      const verdict = await Promise.race([judged, new Promise((resolve) => setTimeout(resolve, 200, null))]);
+      return { session, ticket, server: verdict };
+    }
+
+    it('a ticket from a client that showed nothing, offered with a key the server knows', async function () {
+      const { server, port } = await start(pskServer());
+      const first = await connectOnce(server, { port });
+      assert.deepStrictEqual(first.server, { reused: false, authorized: false });
+      const again = await connectOnce(server, { port, session: first.session, pskCallback: clientSends });
+      assert.deepStrictEqual(again.server, { reused: true, authorized: false });
+    });
+
+    it('a PSK client\'s ticket changed in flight: a full handshake, no certificate, not authorized',
+      async function () {
+        const { server, port } = await start(pskServer());
+        const first = await connectOnce(server, { port, pskCallback: clientSends });
+        assert.deepStrictEqual(first.server, { reused: true, authorized: true });
+        const at = first.session.indexOf(first.ticket);
+        assert.ok(at > 0);
+        const forged = Buffer.from(first.session);
+        forged[at + (first.ticket.length >> 1)] ^= 1;
+        const unknown = () => ({ psk: KEY, identity: 'nobody' });
+        for (const opts of [{}, { pskCallback: unknown }]) {
+          const again = await connectOnce(server, { port, session: forged, ...opts });
+          assert.deepStrictEqual(again.server, { reused: false, authorized: false });
+        }
+      });
+
+    it('a PSK client\'s ticket at a server sharing the ticket keys that takes no PSKs', async function () {
+      const ticketKeys = crypto.randomBytes(48);
+      const { server, port } = await start(pskServer({ ticketKeys }));
+      const other = await start(pskServer({ ticketKeys, pskCallback: undefined }));
+      const first = await connectOnce(server, { port, pskCallback: clientSends });
+      assert.deepStrictEqual(first.server, { reused: true, authorized: true });
+      const again = await connectOnce(other.server, { port: other.port, session: first.session });
+      assert.deepStrictEqual(again.server, { reused: true, authorized: false });
     });
   });
 

@@ -144,17 +144,18 @@ Napi::Value TLSWrap::VerifyError(const Napi::CallbackInfo& info) {
   // No certificate at all is reported the way node:tls reports it, unless
   // the peer proved itself with a pre-shared key: a TLS 1.2 PSK suite, or a
   // TLS 1.3 handshake on a PSK (which OpenSSL counts as a resumption). On a
-  // server that PSK must be one pskCallback gave for this connection:
-  // stricter than node:tls, a ticket resumption proves nothing about a
-  // client that never showed a certificate (the ticket may even come from
-  // another server sharing the ticket keys and asking for none). A client
-  // only resumes sessions it verified itself.
+  // server that PSK must be one pskCallback gave for this connection, or a
+  // ticket sealed on such a handshake: stricter than node:tls, a ticket
+  // from a client that never showed a certificate nor a key proves nothing
+  // (it may even come from another server sharing the ticket keys and asking
+  // for none). A client only resumes sessions it verified itself.
   long result =
       peer != nullptr ? SSL_get_verify_result(ssl()) : X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT;
   if (peer == nullptr && engine_->psk_enabled()) {
     const SSL_CIPHER* cipher = SSL_get_current_cipher(ssl());
-    const bool tls13_psk = SSL_version(ssl()) == TLS1_3_VERSION && SSL_session_reused(ssl()) == 1 &&
-                           (!engine_->is_server() || engine_->psk_key_given());
+    const bool tls13_psk = engine_->is_server() ? engine_->PeerProvedByPsk()
+                                                : SSL_version(ssl()) == TLS1_3_VERSION &&
+                                                      SSL_session_reused(ssl()) == 1;
     if ((cipher != nullptr && SSL_CIPHER_get_auth_nid(cipher) == NID_auth_psk) || tls13_psk) {
       result = X509_V_OK;
     }

@@ -195,8 +195,10 @@ class Engine {
   // external PSKs).
   void EnablePsk();
   bool psk_enabled() const { return psk_; }
-  // A server's pskCallback gave a key on this connection (not a ticket).
-  bool psk_key_given() const { return psk_key_given_; }
+  // Server: the client showed no certificate and proved itself with a
+  // pre-shared key, on this TLS 1.3 handshake (a key pskCallback gave) or on
+  // the one that sealed the ticket it resumed with.
+  bool PeerProvedByPsk() const;
   // The hint a TLS 1.2 server sends; false if OpenSSL refused it (too long).
   bool SetPskIdentityHint(const std::string& hint);
   void SetVerifyMode(bool request_cert, bool reject_unauthorized);
@@ -280,6 +282,7 @@ class Engine {
                                         unsigned int max_identity, unsigned char* psk,
                                         unsigned int max_psk);
   static int StatusCallback(SSL* ssl, void* arg);
+  static int GenerateTicketCallback(SSL* ssl, void* arg);
   static int ClientHelloCallback(SSL* ssl, int* alert, void* arg);
   static SSL_SESSION* GetSessionCallback(SSL* ssl, const unsigned char* id, int len, int* copy);
   static int VerifyCallback(int preverify_ok, X509_STORE_CTX* ctx);

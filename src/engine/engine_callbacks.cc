@@ -9,6 +9,19 @@
 
 namespace tlswrap {
 
+namespace {
+
+// What a server seals into each of its tickets (the ticket's app data, which
+// only the keys that seal tickets can write): whether the client of the
+// handshake that made it proved itself with a pre-shared key. A TLS 1.3
+// resumption is a PSK handshake too, so without it a ticket from a client
+// that proved nothing would look like the client's own key.
+constexpr unsigned char kTicketProvedByPsk[] = {'t', 'l', 's', 'w', 'r', 'a',
+                                                'p', ':', 'p', 's', 'k'};
+constexpr unsigned char kTicketNotByPsk[] = {'t', 'l', 's', 'w', 'r', 'a', 'p', ':', '-'};
+
+}  // namespace
+
 Engine* Engine::FromSSL(const SSL* ssl) {
   return static_cast<Engine*>(SSL_get_app_data(ssl));
 }
@@ -22,6 +35,42 @@ void Engine::ConfigureContext(SSL_CTX* ctx) {
   // OpenSSL calls it only where status was asked for: a client that set
   // requestOCSP, a server whose client sent status_request.
   SSL_CTX_set_tlsext_status_cb(ctx, StatusCallback);
+  SSL_CTX_set_session_ticket_cb(ctx, GenerateTicketCallback, nullptr, nullptr);
+}
+
+// Called for every ticket (and TLS 1.3 stateful session) a server makes, on
+// the session it is made from: a copy of the resumed one on a resumption,
+// tag included, so the tag is written again each time from what this
+// connection proved.
+int Engine::GenerateTicketCallback(SSL* ssl, void* /*arg*/) {
+  SSL_SESSION* session = SSL_get_session(ssl);
+  if (session == nullptr) return 1;
+  Engine* engine = FromSSL(ssl);
+  if (engine != nullptr && engine->PeerProvedByPsk()) {
+    return SSL_SESSION_set1_ticket_appdata(session, kTicketProvedByPsk, sizeof(kTicketProvedByPsk));
+  }
+  // Failing (0) fails the handshake rather than send an untagged ticket.
+  return SSL_SESSION_set1_ticket_appdata(session, kTicketNotByPsk, sizeof(kTicketNotByPsk));
+}
+
+bool Engine::PeerProvedByPsk() const {
+  if (!is_server_ || !psk_ || dead()) return false;
+  SSL* s = ssl_.get();
+  if (SSL_version(s) != TLS1_3_VERSION || SSL_session_reused(s) != 1 ||
+      SSL_get0_peer_certificate(s) != nullptr) {
+    return false;
+  }
+  SSL_SESSION* session = SSL_get_session(s);
+  if (session == nullptr) return false;
+  void* tag = nullptr;
+  size_t tag_len = 0;
+  if (SSL_SESSION_get0_ticket_appdata(session, &tag, &tag_len) != 1) return false;
+  // No tag: not a ticket of ours, so the session OpenSSL made from the key
+  // pskCallback gave (after the first ticket, the copy it was made from
+  // carries the tag that ticket got).
+  if (tag == nullptr) return psk_key_given_;
+  return tag_len == sizeof(kTicketProvedByPsk) &&
+         std::memcmp(tag, kTicketProvedByPsk, tag_len) == 0;
 }
 
 void Engine::InfoCallback(const SSL* ssl, int where, int /*ret*/) {
@@ -129,8 +178,11 @@ unsigned int Engine::PskServerCallback(SSL* ssl, const char* identity, unsigned 
   unsigned int len = engine->delegate_->PskServer(identity, psk, max_psk);
   if (engine->dead() || len > max_psk) len = 0;
   if (len == 0) OPENSSL_cleanse(psk, max_psk);
-  // What proves a certificate-less TLS 1.3 client (VerifyError): OpenSSL
-  // also asks here with a ticket as the identity, which gets no key.
+  // What proves a certificate-less TLS 1.3 client (PeerProvedByPsk): OpenSSL
+  // also asks here with a ticket as the identity, which gets no key. A key
+  // given here may still go unused (OpenSSL drops a TLS 1.3 one whose hash
+  // is not the suite's and takes the client's next identity, a ticket
+  // perhaps), which is why a ticket's own tag decides where there is one.
   if (len > 0) engine->psk_key_given_ = true;
   return len;
 }

@@ -15,7 +15,7 @@ const { sharedCertificate } = require('./certificate');
 const { codedError, invalidArgType, invalidArgValue, outOfRange } = require('./errors');
 const { TLSSocket } = require('./socket');
 const { keyShareHint, rememberKeyShare } = require('./key_share_hint');
-const { resolveSessionCache, sessionKey } = require('./session_cache');
+const { resolveSessionCache, sessionKey, worthStoring } = require('./session_cache');
 const { nodeTakesStringSessions, serverIdentity, sessionForReuse } = require('./session_state');
 const { awaitsConnect, checkTransport } = require('./transport');
 const { bufferOf } = require('./bytes');
@@ -177,6 +177,7 @@ function checkIdentity(socket, check, hostname) {
 // that connection receives carry it on, so they are not this key's.
 function useSessionCache(socket, cache, key, offered, handPassed) {
   socket.on('session', (session) => {
+    if (!worthStoring(session)) return;
     if (socket.authorized && !(handPassed && socket.isSessionReused())) cache.set(key, session);
   });
   const hint = keyShareHint(key);

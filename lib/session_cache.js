@@ -12,6 +12,8 @@
 //   when `authorized`);
 // - a session the server declined, or whose handshake failed, is dropped;
 // - sessions are kept serialized (DER Buffers), never as live OpenSSL objects;
+// - a TLS 1.3 ticket whose lifetime is 0 is not kept (nor handed to a store
+//   of the program's);
 // - TLS 1.3: the newest few tickets are kept per key and an unused one is
 //   offered first; a server seen to take each ticket once gets each once.
 
@@ -24,25 +26,54 @@ const { invalidArgType, validateInteger } = require('./errors');
 const TLS1_3_VERSION = 0x0304;
 const TICKETS_PER_KEY = 4;
 
-// The protocol version inside a DER SSL_SESSION: SEQUENCE { INTEGER version,
-// INTEGER sslVersion, ... }. 0 when it cannot be read.
-function sessionProtocol(der) {
-  let i = 0;
-  if (der.length < 2 || der[i++] !== 0x30) return 0;
-  const len = der[i++];
-  if (len & 0x80) i += len & 0x7f;
-  const readInt = () => {
-    if (i + 2 > der.length || der[i] !== 0x02) return -1;
-    const n = der[i + 1];
-    if (n > 4 || i + 2 + n > der.length) return -1;
-    let v = 0;
-    for (let k = 0; k < n; k++) v = v * 256 + der[i + 2 + k];
-    i += 2 + n;
-    return v;
-  };
-  if (readInt() < 0) return 0;
-  const version = readInt();
-  return version < 0 ? 0 : version;
+// What the cache reads of a DER SSL_SESSION: SEQUENCE { INTEGER version,
+// INTEGER sslVersion, ..., [9] EXPLICIT INTEGER ticket lifetime hint
+// OPTIONAL, ... }, OpenSSL leaving the hint out where it is 0. protocol is 0
+// when it cannot be read.
+function readDerLength(der, at) {
+  if (at >= der.length) return null;
+  const first = der[at];
+  if (!(first & 0x80)) return { length: first, start: at + 1 };
+  const n = first & 0x7f;
+  if (n === 0 || n > 4 || at + 1 + n > der.length) return null;
+  let length = 0;
+  for (let k = 0; k < n; k++) length = length * 256 + der[at + 1 + k];
+  return { length, start: at + 1 + n };
+}
+
+function readDerUint(der, at, end) {
+  if (at + 2 > end || der[at] !== 0x02) return -1;
+  const n = der[at + 1];
+  if (n < 1 || n > 6 || at + 2 + n > end) return -1;
+  let v = 0;
+  for (let k = 0; k < n; k++) v = v * 256 + der[at + 2 + k];
+  return v;
+}
+
+function sessionFacts(der) {
+  const facts = { protocol: 0, lifetimeHint: 0 };
+  if (der.length < 2 || der[0] !== 0x30) return facts;
+  const outer = readDerLength(der, 1);
+  if (outer === null) return facts;
+  const end = Math.min(der.length, outer.start + outer.length);
+  for (let at = outer.start, index = 0; at < end; index++) {
+    const tag = der[at];
+    const field = readDerLength(der, at + 1);
+    if (field === null || field.start + field.length > end) break;
+    if (index === 1) facts.protocol = Math.max(readDerUint(der, at, end), 0);
+    if (tag === 0xa9) facts.lifetimeHint = Math.max(readDerUint(der, field.start, field.start + field.length), 0);
+    at = field.start + field.length;
+  }
+  return facts;
+}
+
+// RFC 8446 4.6.1: a TLS 1.3 ticket_lifetime of 0 says to discard the ticket
+// at once (OpenSSL's client stops offering it a second later). In TLS 1.2
+// (RFC 5077) a hint of 0 means no lifetime was given, and such sessions are
+// kept.
+function worthStoring(der) {
+  const facts = sessionFacts(der);
+  return facts.protocol !== TLS1_3_VERSION || facts.lifetimeHint > 0;
 }
 
 class SessionCache {
@@ -95,13 +126,14 @@ class SessionCache {
   // first, a few at most); anything else replaces what the key had.
   set(key, session) {
     if (!Buffer.isBuffer(session)) throw invalidArgType('session', 'Buffer', session);
+    if (!worthStoring(session)) return;
     let entry = this._touch(key);
     if (entry === undefined) {
       entry = { sessions: [], singleUse: false };
       this._entries.set(key, entry);
       while (this._entries.size > this.max) this._entries.delete(this._entries.keys().next().value);
     }
-    const item = { der: session, tls13: sessionProtocol(session) === TLS1_3_VERSION, uses: 0 };
+    const item = { der: session, tls13: sessionFacts(session).protocol === TLS1_3_VERSION, uses: 0 };
     if (item.tls13) {
       entry.sessions = [item, ...entry.sessions.filter((s) => s.tls13 && !s.der.equals(session))];
       if (entry.sessions.length > TICKETS_PER_KEY) entry.sessions.length = TICKETS_PER_KEY;
@@ -214,4 +246,4 @@ function resolveSessionCache(value) {
   return value;
 }
 
-module.exports = { SessionCache, sessionKey, resolveSessionCache };
+module.exports = { SessionCache, sessionKey, resolveSessionCache, worthStoring };

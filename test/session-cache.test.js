@@ -17,6 +17,7 @@ const { spawn, spawnSync } = require('node:child_process');
 const { once } = require('node:events');
 const { Worker } = require('node:worker_threads');
 const { builtin, fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer } = require('./common');
+const { startFinishingServer } = require('./tls13-forged');
 
 const { SSL_OP_NO_TICKET } = crypto.constants;
 const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
@@ -257,6 +258,32 @@ async function connectOnceSServer(peer, extra) {
       }
     });
   }
+
+  // RFC 8446 4.6.1: a ticket_lifetime of 0 means the ticket is to be
+  // discarded at once. A scripted server sends tickets of chosen lifetimes.
+  it('TLS 1.3 tickets of lifetime 0 are not stored, in a SessionCache or a store of ones own', async function () {
+    const leaf = new crypto.X509Certificate(fixtures.serverCert).raw;
+    for (const [lifetimes, kept] of [[[0], 0], [[7200, 0, 3600], 2]]) {
+      const server = await startFinishingServer(leaf, fixtures.serverKey, (r) => [
+        ...lifetimes.map((lifetime) => r.ticket(lifetime)), r.data('k'), r.alert(1, 0),
+      ]);
+      servers.push(server);
+      const { port } = server.address();
+      const sessionCache = new tlswrap.SessionCache();
+      const first = await connectOnce(port, { sessionCache, minVersion: 'TLSv1.3' });
+      assert.deepStrictEqual([first.authorized, first.sessions], [true, lifetimes.length]);
+      assert.strictEqual(sessionCache.size, kept > 0 ? 1 : 0);
+      const stored = [];
+      const store = { get: () => undefined, set: (key, session) => stored.push(session), delete: () => {} };
+      await connectOnce(port, { sessionCache: store, minVersion: 'TLSv1.3' });
+      assert.strictEqual(stored.length, kept);
+      for (const session of stored) {
+        sessionCache.clear();
+        sessionCache.set('k', session);
+        assert.strictEqual(sessionCache.size, 1);
+      }
+    }
+  });
 
   it('TLS 1.3 reusable tickets: unused tickets first, then reused', async function () {
     const { server, port } = await start(tlswrap, { minVersion: 'TLSv1.3' });

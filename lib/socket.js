@@ -443,6 +443,9 @@ class TLSSocket extends net.Socket {
   }
 
   _onEngineEnd() {
+    // An EOF reported before the engine started (see the native transport's
+    // OnTransportEOF) is not reported again once it does.
+    if (this._readableState.ended) return;
     // The peer went away mid-handshake: node:tls reports it as a reset on
     // the sockets of connect() and of a server. One made by hand just ends.
     // A client's comes from its 'end' (as node:tls's, whose first 'end'

@@ -300,12 +300,7 @@ function useTransport(socket, onNextTick = false) {
 
 // Takes the connection over, or listens to the Duplex for its ciphertext.
 function carry(socket, transport) {
-  if (takeOver(socket, transport)) {
-    if (!transport[kOwnTransport] && transport[kAllowHalfOpen] !== undefined) {
-      transport.allowHalfOpen = transport[kAllowHalfOpen];
-    }
-    return;
-  }
+  if (takeOver(socket, transport)) return;
   transport.on('data', onTransportData);
   transport.on('end', onTransportEnd);
   transport.on('drain', onTransportDrain);
@@ -315,27 +310,56 @@ function carry(socket, transport) {
 const kEmpty = Buffer.alloc(0);
 
 // The engine stays unstarted meanwhile (it would write its first flight
-// behind node's bytes, and the peer's answer would come to node), and what
-// the peer sends waits in the paused socket's buffer for useTransport(). A
-// write's callback runs once node has handed everything before it to the
-// kernel.
+// behind node's bytes, and the peer's answer would come to node). The
+// engine's handle reads the connection from the next tick on, so that a
+// peer that leaves without reading node's bytes (its FIN, a reset) ends
+// the socket as node:tls's does, instead of leaving it waiting for a drain
+// that never comes; what else the peer sends waits in the unstarted engine.
+// A write's callback runs once node has handed everything before it to the
+// kernel: then node's handle goes and the engine starts.
 function awaitNodeWrites(socket, raw) {
   socket._handover = true;
   raw.pause();
-  // What the peer sends from now on is the TLS socket's: it stays in the
-  // kernel for the engine's handle, instead of reaching the raw socket's
-  // buffer (and its 'data' listeners) as plaintext. A paused socket would
-  // read on up to its high-water mark; its _read restarts node's handle.
+  // What the peer sends from now on is the TLS socket's: it does not reach
+  // the raw socket's buffer (and its 'data' listeners) as plaintext. A
+  // paused socket would read on up to its high-water mark; its _read
+  // restarts node's handle.
   raw._handle.readStop();
   raw._read = noRead;
+  let early = false;
+  process.nextTick(() => {
+    if (socket._handle === null || !socket._handover || !canTakeOver(raw)) return;
+    early = readEarly(socket, raw);
+  });
   raw.write(kEmpty, (err) => {
     delete raw._read;
     // A failed write destroys the socket, and with it this TLSSocket.
     if (err || socket._handle === null) return;
     socket._handover = false;
-    useTransport(socket);
+    if (early) finishTakeOver(socket, raw, raw._handle);
+    else useTransport(socket);
     if (!socket._handover && socket._startWanted) socket._start();
   });
+}
+
+// The bytes node read before the upgrade first (their 'data' now, as
+// useTransport's on the next tick), then the engine's handle on the fd,
+// beside node's, which keeps writing. False if it could not be opened: the
+// takeover is tried again once node's writes are out.
+function readEarly(socket, raw) {
+  if (raw.readableLength > 0 && typeof raw.read === 'function') {
+    const chunks = [];
+    let chunk;
+    while ((chunk = raw.read()) !== null) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    feed(socket._handle, Buffer.concat(chunks));
+    if (socket._handle === null) return false;
+  }
+  const handle = raw._handle;
+  if (socket._handle.useNativeTransport(handle.fd) !== 0) return false;
+  const unref = socket._unrefed !== null ? socket._unrefed :
+    typeof handle.hasRef === 'function' && !handle.hasRef();
+  if (unref) socket._handle.unref();
+  return true;
 }
 function noRead() {}
 
@@ -371,15 +395,22 @@ function takeOver(socket, raw) {
     handle.readStart();
     return false;
   }
+  finishTakeOver(socket, raw, handle);
+  return true;
+}
+
+// The engine's handle has the connection: node's goes.
+function finishTakeOver(socket, raw, handle) {
   socket._native = true;
   // The new handle starts ref'd: it takes the state asked of this socket
   // (an unref() while connecting went to node's handle), else node's.
   const unref = socket._unrefed !== null ? socket._unrefed :
     typeof handle.hasRef === 'function' && !handle.hasRef();
   if (unref) socket._handle.unref();
+  else socket._handle.ref();
+  if (!raw[kOwnTransport] && raw[kAllowHalfOpen] !== undefined) raw.allowHalfOpen = raw[kAllowHalfOpen];
   raw._handle = new StandInHandle(socket);
   handle.close();
-  return true;
 }
 
 // A TCP socket under the TLS socket, destroyed and still closing: its

@@ -556,6 +556,57 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
       }
     });
 
+  // The client's own bytes are still queued in node when it upgrades, and
+  // the peer leaves without reading them. node:tls reads the connection
+  // meanwhile and sees the FIN: the client fails as any whose peer left
+  // mid-handshake, instead of waiting for a drain that never comes.
+  it("the peer ends without reading node's queued bytes: ECONNRESET and 'close', not a hang", async function () {
+    const tcp = await plainTcpPair();
+    try {
+      const { client: raw, server: plain } = tcp;
+      plain.pause();
+      assert.strictEqual(raw.write(Buffer.alloc(8 * 1024 * 1024)), false, 'the bytes are still queued in node');
+      const client = tcp.track(tlswrap.connect({ socket: raw, servername: 'localhost', ca: fixtures.ca }));
+      const events = [];
+      client.on('error', (err) => events.push(`error ${err.code}`));
+      const closed = new Promise((resolve) => client.on('close', resolve));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      plain.end();
+      let timer;
+      const timedOut = new Promise((resolve) => { timer = setTimeout(resolve, 5000, 'timed out'); });
+      const outcome = await Promise.race([closed.then((hadError) => `close ${hadError}`), timedOut]);
+      clearTimeout(timer);
+      events.push(outcome);
+      assert.deepStrictEqual(events, ['error ECONNRESET', 'close true']);
+    } finally {
+      await tcp.close();
+    }
+  });
+
+  // A client made by hand starts with its first write: a peer that leaves
+  // before it ends the socket all the same, as node:tls's, which reads it.
+  it("a TLSSocket made by hand whose peer ends before its first write: 'end', then 'close'", async function () {
+    const tcp = await plainTcpPair();
+    try {
+      const { client: raw, server: plain } = tcp;
+      const client = tcp.track(new tlswrap.TLSSocket(raw, {}));
+      const events = [];
+      client.on('error', (err) => events.push(`error ${err.code}`));
+      client.on('end', () => events.push('end'));
+      client.resume();
+      const closed = new Promise((resolve) => client.on('close', resolve));
+      plain.end();
+      let timer;
+      const timedOut = new Promise((resolve) => { timer = setTimeout(resolve, 5000, 'timed out'); });
+      const outcome = await Promise.race([closed.then((hadError) => `close ${hadError}`), timedOut]);
+      clearTimeout(timer);
+      events.push(outcome);
+      assert.deepStrictEqual(events, ['end', 'close false']);
+    } finally {
+      await tcp.close();
+    }
+  });
+
   // A line-protocol server keeps its plaintext parser on the raw socket,
   // which ignores input once it has upgraded; the client's ClientHello came
   // in the same read as its STARTTLS line. As node:tls, the buffered bytes

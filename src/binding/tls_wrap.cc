@@ -139,6 +139,7 @@ void TLSWrap::Receive(const Napi::CallbackInfo& info) {
 void TLSWrap::ReceiveEOF(const Napi::CallbackInfo& /*info*/) {
   if (dead()) return;
   engine_->ReceiveEOF();
+  if (ReportEOFBeforeStart()) return;
   CycleForCaller();
 }
 

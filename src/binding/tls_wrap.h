@@ -161,6 +161,11 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   // surfaces before any later event, and a later one cannot hide it.
   void Thrown(const Napi::Error& error);
   void SyncReading();
+  // The transport's EOF came before start(): reported to JS at once. False
+  // if the engine has started (the cycle reports it, behind what came first).
+  bool ReportEOFBeforeStart();
+  // Ciphertext an unstarted engine reads ahead: a ClientHello or two.
+  static constexpr size_t kUnstartedInput = 64 * 1024;
   // Engine ciphertext the transports have taken so far (this one's count
   // on top of what earlier ones took); transport_ must be set.
   uint64_t FlushedTotal() const { return flushed_base_ + transport_->flushed(); }

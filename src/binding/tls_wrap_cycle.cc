@@ -188,7 +188,11 @@ bool TLSWrap::Flush(bool force) {
 
 void TLSWrap::SyncReading() {
   if (native_ == nullptr) return;
-  if (engine_->WantsInput()) {
+  // An engine not started yet (a takeover waiting for node's own writes, a
+  // client made by hand before its first write) reads only to see the
+  // peer's EOF or reset: what it buffers meanwhile has a bound.
+  bool room = engine_->started() || engine_->enc_in().size() < kUnstartedInput;
+  if (engine_->WantsInput() && room) {
     native_->ReadStart();
   } else {
     native_->ReadStop();

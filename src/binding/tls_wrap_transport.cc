@@ -123,8 +123,20 @@ void TLSWrap::OnTransportEOF() {
   FromLoop([this] {
     if (dead()) return;
     engine_->ReceiveEOF();
+    if (ReportEOFBeforeStart()) return;
     Cycle();
   });
+}
+
+bool TLSWrap::ReportEOFBeforeStart() {
+  if (engine_->started()) return false;
+  // An unstarted engine pumps nothing, so the EOF would wait for a start
+  // that may never come (a client made by hand that never writes, a
+  // takeover waiting for node's writes to a peer that left without reading
+  // them): JS hears of it now, as from node:tls's socket, which reads. The
+  // engine keeps it for after a start; JS reports it only once.
+  Call(on_event_, {Napi::Number::New(Env(), static_cast<int>(EventType::kEnd)), Env().Undefined()});
+  return true;
 }
 
 void TLSWrap::OnTransportReadError(int uv_error) {

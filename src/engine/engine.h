@@ -183,6 +183,8 @@ class Engine {
   bool WantsInput() const;
   bool dead() const { return phase_ == Phase::kDestroyed || !ssl_; }
   bool established() const { return phase_ == Phase::kOpen; }
+  // Start() was called: before that, Step() reads nothing and only buffers.
+  bool started() const { return phase_ != Phase::kNew; }
   bool shutdown_wanted() const { return shutdown_ != CloseState::kNone; }
 
   // ---- Control ----

@@ -206,6 +206,15 @@ class StandInHandle {
   writeUcs2String() { return UV_EBADF; }
   shutdown() { return UV_EBADF; }
 
+  // net.Socket's resetAndDestroy() (see resetTakenOver): the connection
+  // ends with a RST, not a FIN, as node's TCP handle's reset() does.
+  reset(cb) {
+    const handle = this.owner._handle;
+    if (handle !== null) handle.resetOnClose();
+    this.close(cb);
+    return 0;
+  }
+
   readStart() { return 0; }
   readStop() { return 0; }
   getAsyncId() { return -1; }
@@ -410,7 +419,19 @@ function finishTakeOver(socket, raw, handle) {
   else socket._handle.ref();
   if (!raw[kOwnTransport] && raw[kAllowHalfOpen] !== undefined) raw.allowHalfOpen = raw[kAllowHalfOpen];
   raw._handle = new StandInHandle(socket);
+  // net.Socket's own refuses a handle that is not node's TCP.
+  if (raw.resetAndDestroy === net.Socket.prototype.resetAndDestroy) raw.resetAndDestroy = resetTakenOver;
   handle.close();
+}
+
+// resetAndDestroy() of a net.Socket taken over: node's checks that its
+// handle is a TCP one (the stand-in is not, and must not pass for one:
+// node would reach for native methods it lacks), then destroys it through
+// the handle's reset(). Once the TLS socket has closed, node's own answers.
+function resetTakenOver() {
+  if (!(this._handle instanceof StandInHandle)) return net.Socket.prototype.resetAndDestroy.call(this);
+  this._reset();
+  return this;
 }
 
 // A TCP socket under the TLS socket, destroyed and still closing: its

@@ -214,6 +214,8 @@ void UvTransport::Close() {
     owner_->OnTransportClosed();
     return;
   }
+  // (libuv refuses a reset once a shutdown has started: the FIN is out.)
+  if (reset_on_close_ && uv_tcp_close_reset(&tcp_, OnClose) == 0) return;
   uv_close(reinterpret_cast<uv_handle_t*>(&tcp_), OnClose);
 }
 

@@ -64,6 +64,8 @@ class UvTransport : public Transport {
   void Unref();
   // Starts closing; OnTransportClosed() follows (also if it never opened).
   void Close();
+  // Close() then ends the connection with a RST instead of a FIN.
+  void ResetOnClose() { reset_on_close_ = true; }
   // Closes a transport whose Open() failed, freeing it in its close callback
   // without telling any owner.
   static void Abandon(std::unique_ptr<UvTransport> transport);
@@ -105,6 +107,7 @@ class UvTransport : public Transport {
   bool shutdown_wanted_ = false;
   bool shutdown_started_ = false;
   bool closing_ = false;
+  bool reset_on_close_ = false;
 };
 
 }  // namespace tlswrap

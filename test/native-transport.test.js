@@ -607,6 +607,45 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
     }
   });
 
+  // resetAndDestroy() on the net.Socket under a TLS socket: as with
+  // node:tls, both close without an error. The peer sees the RST node
+  // documents (node:tls 20 and 24 send a FIN there, once the peer's bytes
+  // are all read: their TCP handle is closing already when its reset()
+  // comes). The TLS socket's own resetAndDestroy() refuses, as node:tls's
+  // does: its handle is not a TCP one.
+  it('resetAndDestroy() on the net.Socket underneath: the peer sees ECONNRESET; on the TLS socket it throws',
+    async function () {
+      const server = tlswrap.createServer(serverOptions());
+      const accepted = once(server, 'secureConnection');
+      const port = await listen(server);
+      const raw = net.connect(port, '127.0.0.1');
+      const client = tlswrap.connect({ socket: raw, ca: fixtures.ca, servername: 'localhost' });
+      try {
+        await once(client, 'secureConnect');
+        const [peer] = await accepted;
+        const peerEvents = [];
+        peer.on('error', (err) => peerEvents.push(`error ${err.code}`));
+        const peerClosed = new Promise((resolve) => peer.on('close', resolve));
+        assert.throws(() => client.resetAndDestroy(), { code: 'ERR_INVALID_HANDLE_TYPE' });
+        const events = [];
+        client.on('error', (err) => events.push(`tls error ${err.code}`));
+        raw.on('error', (err) => events.push(`raw error ${err.code}`));
+        const closed = Promise.all([
+          new Promise((resolve) => client.on('close', (hadError) => resolve(`tls close ${hadError}`))),
+          new Promise((resolve) => raw.on('close', (hadError) => resolve(`raw close ${hadError}`))),
+        ]);
+        assert.strictEqual(raw.resetAndDestroy(), raw);
+        assert.strictEqual(raw.destroyed, true);
+        events.push(...await closed);
+        await peerClosed;
+        assert.deepStrictEqual(events, ['tls close false', 'raw close false']);
+        if (!builtin) assert.deepStrictEqual(peerEvents, ['error ECONNRESET']);
+      } finally {
+        client.destroy();
+        await closeServer(server);
+      }
+    });
+
   // A line-protocol server keeps its plaintext parser on the raw socket,
   // which ignores input once it has upgraded; the client's ClientHello came
   // in the same read as its STARTTLS line. As node:tls, the buffered bytes

@@ -70,6 +70,7 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   void SetKeepAlive(const Napi::CallbackInfo& info);
   void RefHandle(const Napi::CallbackInfo& info);
   void UnrefHandle(const Napi::CallbackInfo& info);
+  void ResetOnClose(const Napi::CallbackInfo& info);
   void EnableSessionEvents(const Napi::CallbackInfo& info);
   void LoadSession(const Napi::CallbackInfo& info);
   void NewSessionDone(const Napi::CallbackInfo& info);

@@ -52,6 +52,7 @@ Napi::Function TLSWrap::Init(Napi::Env env) {
                          InstanceMethod<&TLSWrap::SetKeepAlive>("setKeepAlive"),
                          InstanceMethod<&TLSWrap::RefHandle>("ref"),
                          InstanceMethod<&TLSWrap::UnrefHandle>("unref"),
+                         InstanceMethod<&TLSWrap::ResetOnClose>("resetOnClose"),
                          InstanceMethod<&TLSWrap::EnableSessionEvents>("enableSessionEvents"),
                          InstanceMethod<&TLSWrap::LoadSession>("loadSession"),
                          InstanceMethod<&TLSWrap::NewSessionDone>("newSessionDone"),

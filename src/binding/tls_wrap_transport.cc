@@ -104,6 +104,11 @@ void TLSWrap::UnrefHandle(const Napi::CallbackInfo& /*info*/) {
   if (native_ != nullptr) native_->Unref();
 }
 
+// resetAndDestroy() of the net.Socket whose fd the engine took over.
+void TLSWrap::ResetOnClose(const Napi::CallbackInfo& /*info*/) {
+  if (native_ != nullptr) native_->ResetOnClose();
+}
+
 template <typename F>
 void TLSWrap::FromLoop(F&& f) {
   Napi::Env env = Env();

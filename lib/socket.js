@@ -15,7 +15,9 @@ const { convertALPNProtocols, parseWire } = require('./alpn');
 const { attachKeylogFile } = require('./cli_flags');
 const { exportedCreateSecureContext, nativeContext } = require('./context');
 const { codedError, invalidArgType } = require('./errors');
-const { attachTransport, awaitsConnect, checkTransport, kOwner, tcpTransportClosing } = require('./transport');
+const {
+  attachTransport, awaitsConnect, checkTransport, kOwner, resumeTransport, tcpTransportClosing,
+} = require('./transport');
 const { addNetSurface } = require('./net_surface');
 const { addTlsSurface } = require('./tls_surface');
 require('./handle_surface');
@@ -342,7 +344,7 @@ class TLSSocket extends net.Socket {
   _resumeEngine() {
     if (!this._enginePaused || this._handle === null) return;
     this._enginePaused = false;
-    if (this._transport && typeof this._transport.resume === 'function') this._transport.resume();
+    if (this._transport) resumeTransport(this._transport);
     this._handle.readStart();
   }
 

@@ -4,7 +4,8 @@
 // over by the engine's native transport (its own libuv handle on a dup of
 // the fd); any other Duplex, or every connection with TLSWRAP_TRANSPORT=js,
 // carries ciphertext through JavaScript, fed to and drained from the engine
-// by the listeners below.
+// by the listeners below (a TCP or pipe net.Socket: by what its handle
+// reads, as node:tls reads it).
 
 const net = require('node:net');
 const { invalidArgInstance } = require('./errors');
@@ -15,6 +16,8 @@ const UV_EBADF = -require('node:os').constants.errno.EBADF;
 const kOwnTransport = Symbol('tlswrap.ownTransport');
 const kCloseSeen = Symbol('tlswrap.transportCloseSeen');
 const kAllowHalfOpen = Symbol('tlswrap.allowHalfOpen');
+const kPush = Symbol('tlswrap.push');
+const kEmpty = Buffer.alloc(0);
 
 // Ciphertext for the engine (null: EOF). As node:tls throws a listener's
 // exception back to the JS stream that fed it (readBuffer()), receive()
@@ -49,6 +52,24 @@ function onTransportData(chunk) {
   if (handle === null) return;
   owner._refreshTimeout();
   feed(handle, chunk);
+}
+// A net.Socket's reads, where its handle hands them over (`this` = the
+// socket). node:tls reads such a socket's handle itself: the socket's own
+// 'data' listeners get none of the ciphertext and its setEncoding() does not
+// apply to it. The socket's Readable only sees the EOF.
+function pushCiphertext(chunk, encoding) {
+  const owner = this[kOwner];
+  if (chunk === null || owner._handle === null || !(chunk instanceof Uint8Array)) {
+    return this[kPush](chunk, encoding);
+  }
+  // As push() does with a read: the socket's _read() (which restarts its
+  // handle) may be called again, once the TLS socket resumes. (Not an empty
+  // push(): that asks for a read at once, even from a stopped handle.)
+  // First, in case a listener's exception is thrown out of the feed.
+  this._readableState.reading = false;
+  onTransportData.call(this, chunk);
+  // False stops the handle reading while the engine does not want input.
+  return !owner._enginePaused;
 }
 function onTransportEnd() {
   const handle = this[kOwner]._handle;
@@ -310,13 +331,32 @@ function useTransport(socket, onNextTick = false) {
 // Takes the connection over, or listens to the Duplex for its ciphertext.
 function carry(socket, transport) {
   if (takeOver(socket, transport)) return;
-  transport.on('data', onTransportData);
+  if (onNodeHandle(transport)) {
+    transport[kPush] = transport.push;
+    transport.push = pushCiphertext;
+  } else {
+    transport.on('data', onTransportData);
+  }
   transport.on('end', onTransportEnd);
   transport.on('drain', onTransportDrain);
   if (typeof transport.resume === 'function') transport.resume();
 }
 
-const kEmpty = Buffer.alloc(0);
+// A TCP or pipe net.Socket (not a TLS socket, whose reads are plaintext): its
+// handle's reads reach it through push().
+function onNodeHandle(transport) {
+  return transport instanceof net.Socket && !transport.encrypted && !!transport._handle &&
+    typeof transport._handle.readStart === 'function';
+}
+
+// The TLS socket wants input again. A socket read through push() restarts
+// its handle from _read(), which resume() only calls if the socket was not
+// flowing already (someone may have resumed it meanwhile).
+function resumeTransport(transport) {
+  if (typeof transport.resume !== 'function') return;
+  transport.resume();
+  if (transport.push === pushCiphertext) transport.read(0);
+}
 
 // The engine stays unstarted meanwhile (it would write its first flight
 // behind node's bytes, and the peer's answer would come to node). The
@@ -444,4 +484,6 @@ function tcpTransportClosing(transport) {
     transport.destroyed && transport[kCloseSeen] !== true;
 }
 
-module.exports = { attachTransport, awaitsConnect, checkTransport, kOwner, onTransportConnect, tcpTransportClosing };
+module.exports = {
+  attachTransport, awaitsConnect, checkTransport, kOwner, onTransportConnect, resumeTransport, tcpTransportClosing,
+};

@@ -1,0 +1,139 @@
+'use strict';
+
+// A TLS socket over a net.Socket the program made and passed in
+// (connect({ socket }), new TLSSocket(socket)), on either side: what is left
+// to that net.Socket once it carries TLS. node:tls reads and writes such a
+// socket's handle itself, so the socket's own listeners, its encoding and
+// its flow control do not see the ciphertext, and a write is done once the
+// kernel has it. These run on both transports (npm test runs the suite with
+// TLSWRAP_TRANSPORT=js too, where the engine does not take the socket over).
+
+const assert = require('node:assert');
+const net = require('node:net');
+const { once } = require('node:events');
+const { fixtures, tlswrap, serverOptions, listen, closeServer, pattern } = require('./common');
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// A connected pair of plain TCP sockets; `setup(client, server)` runs on both
+// before either is upgraded, and `upgrade` makes the TLS sockets over them.
+async function tcpPair() {
+  let onAccepted;
+  const accepted = new Promise((resolve) => { onAccepted = resolve; });
+  const server = net.createServer((s) => onAccepted(s));
+  const port = await listen(server);
+  const sockets = [];
+  const track = (s) => {
+    sockets.push(s);
+    s.on('error', () => {});
+    return s;
+  };
+  const client = track(net.connect(port, '127.0.0.1'));
+  const serverSide = track(await accepted);
+  await once(client, 'connect');
+  return {
+    client,
+    server: serverSide,
+    upgrade() {
+      const secureContext = tlswrap.createSecureContext(serverOptions());
+      const tlsServer = track(new tlswrap.TLSSocket(serverSide, { isServer: true, secureContext }));
+      const tlsClient = track(tlswrap.connect({ socket: client, servername: 'localhost', ca: fixtures.ca }));
+      return { tlsClient, tlsServer };
+    },
+    async close() {
+      for (const s of sockets) s.destroy();
+      await closeServer(server);
+    },
+  };
+}
+
+// Resolves with the first `n` bytes `stream` emits as 'data'.
+function readBytes(stream, n) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    let got = 0;
+    const onData = (d) => {
+      chunks.push(d);
+      got += d.length;
+      if (got < n) return;
+      stream.off('data', onData);
+      resolve(Buffer.concat(chunks));
+    };
+    stream.on('data', onData);
+    stream.once('error', reject);
+  });
+}
+
+// Both ways over the upgraded pair, bounded in time: a stalled handshake
+// fails the test here rather than through mocha's timeout.
+async function exchange({ tlsClient, tlsServer }, size = 64 * 1024) {
+  const toServer = pattern(size, 1);
+  const toClient = pattern(size, 2);
+  const failed = new Promise((resolve, reject) => {
+    tlsClient.once('error', reject);
+    tlsServer.once('error', reject);
+    setTimeout(() => reject(new Error('no exchange within 5 s')), 5000).unref();
+  });
+  const done = Promise.all([readBytes(tlsServer, size), readBytes(tlsClient, size)]);
+  tlsClient.write(toServer);
+  tlsServer.write(toClient);
+  const [atServer, atClient] = await Promise.race([done, failed]);
+  assert.ok(atServer.equals(toServer), 'what the server got differs');
+  assert.ok(atClient.equals(toClient), 'what the client got differs');
+}
+
+describe('raw socket: what the net.Socket under a TLS socket sees', function () {
+  it("its 'data' listeners get nothing once it is upgraded, on either side", async function () {
+    const tcp = await tcpPair();
+    try {
+      const seen = { client: 0, server: 0 };
+      tcp.client.on('data', (d) => { seen.client += d.length; });
+      tcp.server.on('data', (d) => { seen.server += d.length; });
+      const pair = tcp.upgrade();
+      await exchange(pair);
+      assert.deepStrictEqual(seen, { client: 0, server: 0 });
+    } finally {
+      await tcp.close();
+    }
+  });
+
+  for (const encoding of ['utf8', 'latin1', 'hex']) {
+    it(`setEncoding('${encoding}') before the upgrade: the ciphertext is not decoded, the handshake completes`,
+      async function () {
+        const tcp = await tcpPair();
+        try {
+          tcp.client.setEncoding(encoding);
+          tcp.server.setEncoding(encoding);
+          await exchange(tcp.upgrade());
+        } finally {
+          await tcp.close();
+        }
+      });
+  }
+
+  it("a 'readable' listener on it (paused mode) does not hold the ciphertext back", async function () {
+    const tcp = await tcpPair();
+    try {
+      const read = { client: 0, server: 0 };
+      tcp.client.on('readable', () => { read.client += tcp.client.read()?.length ?? 0; });
+      tcp.server.on('readable', () => { read.server += tcp.server.read()?.length ?? 0; });
+      await exchange(tcp.upgrade());
+      assert.deepStrictEqual(read, { client: 0, server: 0 });
+    } finally {
+      await tcp.close();
+    }
+  });
+
+  it('pausing it after the upgrade does not stop the TLS socket reading', async function () {
+    const tcp = await tcpPair();
+    try {
+      const pair = tcp.upgrade();
+      await exchange(pair, 1024);
+      tcp.client.pause();
+      tcp.server.pause();
+      await exchange(pair, 1024 * 1024);
+    } finally {
+      await tcp.close();
+    }
+  });
+});

@@ -161,7 +161,10 @@ class TLSSocket extends net.Socket {
     this._transportFinish = null; // ends the wait for the transport to finish
     this._writeCallback = null;
     this._flushedCallback = null;
-    this._ciphertextInFlight = 0; // transport writes not yet called back
+    this._ciphertextInFlight = 0; // transport writes not yet counted as flushed
+    this._ciphertextWrites = 0; // transport writes made, and of those:
+    this._ciphertextCounted = 0; // the first n, counted as flushed (in order)
+    this._ciphertextCallbacks = 0; // the first n, called back
     this._writeId = 0;
     this._writeQueueSize = 0; // bytes of the write in flight (handle.writeQueueSize)
     this._bytesRead = 0;

@@ -7,7 +7,7 @@
 const { codedError } = require('./errors');
 const { addSurface } = require('./net_surface');
 const { systemError, transportWriteError } = require('./socket_errors');
-const { awaitsConnect, kOwner } = require('./transport');
+const { awaitsConnect, kOwner, onNodeHandle } = require('./transport');
 
 // Chunks of one write passed to the handle as arguments, at most; more go as
 // their Array (a call's arguments live on the stack).
@@ -18,6 +18,10 @@ const kMaxSpreadChunks = 64;
 function onCiphertextFlushed(err) {
   const owner = this[kOwner];
   if (!owner) return;
+  // Callbacks come in the order of the writes. One counted when it was
+  // made (see _writeCiphertext) has nothing more to say.
+  if (++owner._ciphertextCallbacks <= owner._ciphertextCounted) return;
+  owner._ciphertextCounted = owner._ciphertextCallbacks;
   owner._ciphertextInFlight--;
   if (owner._handle === null) return;
   // Failed once end() reached the engine, with every write of the user's
@@ -93,7 +97,21 @@ class SocketWrites {
     }
     if (this._flushedCallback === null) this._flushedCallback = onCiphertextFlushed.bind(transport);
     this._ciphertextInFlight++;
-    return transport.write(chunk, this._flushedCallback);
+    const written = ++this._ciphertextWrites;
+    const more = transport.write(chunk, this._flushedCallback);
+    // A TCP socket left with nothing to write wrote it all to the kernel at
+    // once (net.Socket calls back later, on the next tick). As node:tls's
+    // write over such a socket, this one has completed: a destroy() now
+    // does not cancel it, and the socket does not fail for it.
+    if (transport.writableLength === 0 && !transport.errored && !transport.destroyed && onNodeHandle(transport)) {
+      const handle = this._handle;
+      while (this._ciphertextCounted < written && handle !== null) {
+        this._ciphertextCounted++;
+        this._ciphertextInFlight--;
+        handle.ciphertextFlushed();
+      }
+    }
+    return more;
   }
 
   // ---- stream.Duplex ----

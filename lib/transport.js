@@ -485,5 +485,6 @@ function tcpTransportClosing(transport) {
 }
 
 module.exports = {
-  attachTransport, awaitsConnect, checkTransport, kOwner, onTransportConnect, resumeTransport, tcpTransportClosing,
+  attachTransport, awaitsConnect, checkTransport, kOwner, onTransportConnect, onNodeHandle, resumeTransport,
+  tcpTransportClosing,
 };

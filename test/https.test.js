@@ -586,12 +586,6 @@ describe('https', function () {
   it("res.end() then socket.destroy() in the handler: the response's 'finish' and 'close', then the socket's 'close'", async function () {
     // As node:https: the write destroy() sends completes first, and what its
     // callback sets off (the response's 'close') comes before the socket's.
-    // Not on the JS transport under Node 22+: there the write has not called
-    // back when destroy() returns and fails ECANCELED, which http (22+)
-    // answers with no 'finish' (a known gap of that transport).
-    if (process.env.TLSWRAP_TRANSPORT === 'js' && !builtin && Number(process.versions.node.split('.')[0]) >= 22) {
-      this.skip();
-    }
     const events = [];
     const served = new Promise((resolve) => {
       start({}, (req, res) => {

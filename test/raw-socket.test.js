@@ -136,4 +136,30 @@ describe('raw socket: what the net.Socket under a TLS socket sees', function () 
       await tcp.close();
     }
   });
+
+  // A write the kernel took is done, as node:tls's: destroy() right behind
+  // it cancels nothing (node:http 22+ emits no 'finish' for a response whose
+  // write failed).
+  for (const side of ['client', 'server']) {
+    it(`write() then destroy() on the ${side}, once connected: the callback reports success, the peer gets the bytes`,
+      async function () {
+        const tcp = await tcpPair();
+        try {
+          const pair = tcp.upgrade();
+          await exchange(pair, 1024);
+          const [writer, reader] = side === 'client' ? [pair.tlsClient, pair.tlsServer] : [pair.tlsServer, pair.tlsClient];
+          const payload = pattern(4096, 3);
+          const received = readBytes(reader, payload.length);
+          const results = [];
+          writer.write(payload, (err) => results.push(err ? err.code : 'ok'));
+          writer.destroy();
+          const got = await Promise.race([received, sleep(5000).then(() => Buffer.alloc(0))]);
+          assert.ok(got.equals(payload), `the peer got ${got.length} bytes`);
+          await sleep(20);
+          assert.deepStrictEqual(results, ['ok']);
+        } finally {
+          await tcp.close();
+        }
+      });
+  }
 });

@@ -28,7 +28,12 @@ class NetSurface {
   set connecting(value) {}
 
   get pending() {
-    return !this._transport || !!this._transport.pending;
+    if (!this._transport) return true;
+    // Still open for its unread data and 'end' after the TCP socket under it
+    // closed cleanly: as node:tls's, whose own handle is still there, the
+    // TLS socket is not pending.
+    if (this._openAfterTransport && this._handle !== null) return false;
+    return !!this._transport.pending;
   }
 
   get readyState() {

@@ -159,6 +159,7 @@ class TLSSocket extends net.Socket {
     this._shutdownRequested = false; // _final() ran: the engine sends close_notify
     this._ignoredTransportError = null;
     this._transportFinish = null; // ends the wait for the transport to finish
+    this._openAfterTransport = false; // the TCP socket closed; this waits for its 'end'
     this._writeCallback = null;
     this._flushedCallback = null;
     this._ciphertextInFlight = 0; // transport writes not yet counted as flushed

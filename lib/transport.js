@@ -120,6 +120,7 @@ function onTransportClose() {
   // included, node:tls closes at once, as below.)
   if (!lost && this instanceof net.Socket && !this.encrypted && this.readableEnded && !this.errored &&
       owner._handle !== null && !owner.readableEnded) {
+    owner._openAfterTransport = true;
     owner.once('end', destroyAfterEndNT);
     return;
   }

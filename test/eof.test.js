@@ -255,6 +255,9 @@ describe('data that came with the close, not yet read', function () {
     await new Promise((resolve) => setTimeout(resolve, 100));
     try {
       assert.ok(!sock.destroyed, 'the socket was destroyed with its unread data');
+      // Open, not pending, as node:tls's (whose handle is still there).
+      assert.strictEqual(sock.pending, false);
+      assert.strictEqual(sock.readyState, 'readOnly');
       const done = track(sock);
       sock.resume();
       assertCleanEnd(await done, request, 'server');

@@ -80,7 +80,11 @@ const clientSends = () => ({ psk: KEY, identity: 'client1' });
       const selected = await resumeBehindIdentity(port, 'localhost', first.session, 'client1');
       assert.strictEqual(selected, 1);
       assert.deepStrictEqual(await judged, { reused: true, authorized: false });
-      assert.deepStrictEqual(asked, ['client1']);
+      // OpenSSL asks pskCallback about the ticket too when it is short
+      // enough to be an identity (PSK_MAX_IDENTITY_LEN), which varies with
+      // the session's random fields; that gets no key.
+      assert.strictEqual(asked[0], 'client1');
+      assert.ok(asked.length <= 2 && !asked.slice(1).includes('client1'), String(asked));
     });
 
   it('a PSK client\'s ticket changed in flight: a full handshake, no certificate, not authorized',

@@ -161,6 +161,7 @@ class TLSSocket extends net.Socket {
     this._transportFinish = null; // ends the wait for the transport to finish
     this._openAfterTransport = false; // the TCP socket closed; this waits for its 'end'
     this._writeCallback = null;
+    this._inWrite = false; // in the handle's writev(), under _write()
     this._flushedCallback = null;
     this._ciphertextInFlight = 0; // transport writes not yet counted as flushed
     this._ciphertextWrites = 0; // transport writes made, and of those:

@@ -50,6 +50,16 @@ class SocketErrors {
     // it: as net.Socket's write request, the write fails with that error
     // (and the socket with it), not with destroy()'s ECANCELED.
     if (syscall === 'write' && this._secureEstablished && this._writeCallback !== null) {
+      if (this._inWrite) {
+        // Refused inside write() itself (the peer reset just now): as with
+        // node:tls, the write fails later, not in the call, so earlier
+        // writes' callbacks, then this one's and those of the writes
+        // queued behind it (with this error), come before the socket's
+        // 'error'. Destroyed now, those would get ERR_STREAM_DESTROYED
+        // after it.
+        process.nextTick(failWriteNT, this, err);
+        return;
+      }
       this._takeWriteCallback()(err);
     }
     this.destroy(err);
@@ -113,6 +123,13 @@ class SocketErrors {
     this._hadError = true;
     this.destroy(err);
   }
+}
+
+function failWriteNT(socket, err) {
+  // destroy() meanwhile has called the write back (ECANCELED).
+  const cb = socket._takeWriteCallback();
+  if (cb !== null) cb(err);
+  socket.destroy(err);
 }
 
 function addSocketErrors(Socket) {

@@ -151,8 +151,13 @@ class SocketWrites {
     // Array's elements; many (a corked stream) as the Array.
     const id = ++this._writeId;
     let done;
-    if (!Array.isArray(buffers) || buffers.length > kMaxSpreadChunks) done = handle.writev(id, buffers);
-    else done = handle.writev(id, ...buffers);
+    this._inWrite = true;
+    try {
+      if (!Array.isArray(buffers) || buffers.length > kMaxSpreadChunks) done = handle.writev(id, buffers);
+      else done = handle.writev(id, ...buffers);
+    } finally {
+      this._inWrite = false;
+    }
     if (done && this._writeCallback === cb) this._takeWriteCallback()();
   }
 

@@ -220,6 +220,13 @@ bool Engine::Pump(Batch* out) {
     TakeEvents(out);
     return true;
   }
+  if (writes_first_) {
+    // What the embedder wrote when it was told of the handshake goes before
+    // the records read behind it (see InfoCallback).
+    writes_first_ = false;
+    if (ClearIn(out)) return true;
+    if (dead()) return false;
+  }
   if (ClearOut(out)) return true;
   if (dead()) return false;
   if (ClearIn(out)) return true;

@@ -370,6 +370,9 @@ class Engine {
   uint64_t kick_seq_ = 0;
   bool ticket_wanted_ = false;
   bool renegotiate_wanted_ = false;
+  // A TLS 1.2 client's handshake just finished: the next Step encrypts the
+  // writes queued by then before it reads again.
+  bool writes_first_ = false;
 };
 
 }  // namespace tlswrap

@@ -87,6 +87,17 @@ void Engine::InfoCallback(const SSL* ssl, int where, int /*ret*/) {
   if (where & SSL_CB_HANDSHAKE_DONE) {
     if (engine->phase_ == Phase::kHandshake) engine->phase_ = Phase::kOpen;
     engine->QueueEvent(EventType::kHandshakeDone);
+    if (!engine->is_server_ && SSL_version(ssl) < TLS1_3_VERSION) {
+      // A TLS 1.2 server may send a HelloRequest right behind its Finished
+      // (renegotiate() in 'secureConnection'). node:tls runs 'secureConnect'
+      // from this callback, before OpenSSL reads on, so what the client
+      // writes there goes out ahead of the renegotiation; read now, the
+      // HelloRequest would hold those writes behind a handshake the server
+      // may close on. The next read waits for the event's delivery and for
+      // the writes made there.
+      engine->enc_in_.set_reads_held(true);
+      engine->writes_first_ = true;
+    }
   }
 }
 

@@ -983,6 +983,42 @@ TEST(renegotiation_refused_on_tls13) {
   CHECK(err != 0);
 }
 
+// The server renegotiates and ends as soon as its handshake is done: its
+// Finished, HelloRequest and close_notify reach the client in one read. What
+// the client writes when told of its handshake goes out before OpenSSL
+// reads the HelloRequest (as node:tls's 'secureConnect' write does), not
+// behind a renegotiation the server will never finish.
+TEST(write_at_handshake_done_goes_before_a_hello_request_behind_it_tls12) {
+  Pair p(kTls12);
+  p.client.engine->Start();
+  p.server.engine->Start();
+  for (int i = 0; i < 100 && !p.server.engine->established(); i++) {
+    p.client.Run();
+    p.Transfer(p.client, p.server);
+    p.server.Run();
+    if (!p.server.engine->established()) p.Transfer(p.server, p.client);
+  }
+  CHECK(p.server.engine->established());
+  CHECK(!p.client.engine->established());
+  unsigned long err = 0;
+  CHECK(p.server.engine->Renegotiate(&err));
+  p.server.engine->Shutdown();
+  p.server.Run();
+  p.client.on_event = [&](const Seen& seen) {
+    if (seen.type == EventType::kHandshakeDone) p.client.Write("at handshake done", 7);
+  };
+  CHECK(p.Transfer(p.server, p.client));
+  p.client.Run();
+  const Seen* done = p.client.Find(EventType::kWriteDone);
+  CHECK(done != nullptr);
+  CHECK_EQ(done->value, 7u);
+  CHECK(p.client.Find(EventType::kError) == nullptr);
+  CHECK(p.client.Find(EventType::kEnd) != nullptr);
+  p.Transfer(p.client, p.server);
+  p.server.Run();
+  CHECK(p.server.received == "at handshake done");
+}
+
 // ---- Found by fuzzing (fuzz/) ----
 
 // An empty write (socket.write('')) is a write like any other: it completes

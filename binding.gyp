@@ -19,6 +19,7 @@
         "src/engine/context_config.cc",
         "src/engine/engine.cc",
         "src/engine/engine_control.cc",
+        "src/engine/engine_writes.cc",
         "src/engine/engine_callbacks.cc",
         "src/engine/root_store.cc",
         "src/transport_js.cc",

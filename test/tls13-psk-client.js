@@ -109,7 +109,8 @@ function clientHello(ks, suite, servername, share, identities) {
   const sessionId = crypto.randomBytes(32);
   const build = (list) => {
     const extensions = Buffer.concat([
-      extension(0, vector16(Buffer.concat([Buffer.from([0]), vector16(Buffer.from(servername))]))),
+      servername ? extension(0, vector16(Buffer.concat([Buffer.from([0]), vector16(Buffer.from(servername))])))
+        : Buffer.alloc(0),
       extension(10, vector16(u16(kX25519))),
       extension(13, vector16(Buffer.concat([0x0804, 0x0403, 0x0401].map(u16)))),
       extension(43, vector8(u16(0x0304))),
@@ -133,7 +134,8 @@ function clientHello(ks, suite, servername, share, identities) {
 }
 
 // Resumes `session` (a client's DER) at 127.0.0.1:port behind an external
-// identity `externalIdentity` whose binder is zeros. Resolves with the
+// identity `externalIdentity` whose binder is zeros; no server_name
+// extension if `servername` is null. Resolves with the
 // identity the server selected once the client's Finished is sent (the
 // socket then ends), or rejects. `ticketLabel`: OpenSSL's server checks
 // the binder of a ticket it takes after dropping an external identity it

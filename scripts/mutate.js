@@ -166,6 +166,10 @@ const MUTATIONS = [
   ['ocsp-staple-lost', 'src/engine/engine_callbacks.cc',
     'bool stapled = resp != nullptr && len >= 0;', 'bool stapled = false;',
     "the client reports no staple although the server sent one"],
+  ['psk-dropped-key-counts', 'src/engine/engine_callbacks.cc',
+    'if (len > 0 && KeyKeptByOpenSsl(ssl)) engine->psk_key_given_ = true;',
+    'if (len > 0) engine->psk_key_given_ = true;',
+    "a TLS 1.3 key OpenSSL drops unchecked authorizes the foreign ticket it takes instead"],
   // ---- error handling ----
   ['error-queue-dirty', 'src/engine/openssl_ptr.h',
     '~ErrorQueueGuard() { Clear(); }', '~ErrorQueueGuard() {}',

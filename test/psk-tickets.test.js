@@ -12,6 +12,7 @@
 
 const assert = require('node:assert');
 const crypto = require('node:crypto');
+const nodeTls = require('node:tls');
 const { builtin, tlswrap, fixtures, serverOptions, listen, closeServer } = require('./common');
 const { resumeBehindIdentity } = require('./tls13-psk-client');
 
@@ -85,6 +86,51 @@ const clientSends = () => ({ psk: KEY, identity: 'client1' });
       // the session's random fields; that gets no key.
       assert.strictEqual(asked[0], 'client1');
       assert.ok(asked.length <= 2 && !asked.slice(1).includes('client1'), String(asked));
+    });
+
+  // The same, with a ticket sealed by a server that writes no tag into its
+  // tickets: node:tls given the same ticketKeys and sessionIdContext (a
+  // fleet moving from node:tls to tlswrap; an older tlswrap too). An
+  // untagged session looks like the one OpenSSL made from pskCallback's key,
+  // so the key it asked for and then dropped may not count.
+  it('an untagged ticket from node:tls sharing the ticket keys, behind a known identity whose key goes unused',
+    async function () {
+      const ticketKeys = crypto.randomBytes(48);
+      const sessionIdContext = 'fleet';
+      const asked = [];
+      const { server, port } = await start(pskServer({
+        ticketKeys, sessionIdContext, ciphers: 'TLS_AES_256_GCM_SHA384:TLS_AES_128_GCM_SHA256',
+        pskCallback: (socket, identity) => { asked.push(identity); return serverKnows(socket, identity); },
+      }));
+      const node = nodeTls.createServer(serverOptions({ ticketKeys, sessionIdContext, minVersion: 'TLSv1.3' }),
+                                        (sock) => sock.end('x'));
+      servers.push(node);
+      const nodePort = await listen(node);
+      // node:tls's ticket resumes here, a client that shows nothing else not
+      // authorized: without SNI under node:tls 20 (its session id context
+      // is the sessionIdContext as given, as tlswrap's without a name), with
+      // SNI under 24 (both bind it to the name).
+      let ticket = null;
+      for (const servername of [undefined, 'localhost']) {
+        const first = await connectOnce(node, { port: nodePort, servername, ciphers: 'TLS_AES_256_GCM_SHA384' });
+        assert.deepStrictEqual(first.server, { reused: false, authorized: false });
+        const plain = await connectOnce(server, { port, servername, session: first.session });
+        assert.strictEqual(plain.server.authorized, false);
+        if (plain.server.reused) {
+          ticket = { session: first.session, servername: servername || null };
+          break;
+        }
+      }
+      assert.ok(ticket, 'no ticket of node:tls resumes at tlswrap');
+      // (OpenSSL may have asked pskCallback about that ticket as an identity.)
+      asked.length = 0;
+      const judged = new Promise((resolve) => server.once('secureConnection', (sock) => resolve({
+        reused: sock.isSessionReused(), authorized: sock.authorized,
+      })));
+      const selected = await resumeBehindIdentity(port, ticket.servername, ticket.session, 'client1');
+      assert.strictEqual(selected, 1);
+      assert.deepStrictEqual(await judged, { reused: true, authorized: false });
+      assert.strictEqual(asked[0], 'client1');
     });
 
   it('a PSK client\'s ticket changed in flight: a full handshake, no certificate, not authorized',

@@ -283,6 +283,7 @@ class Engine {
   static unsigned int PskClientCallback(SSL* ssl, const char* hint, char* identity,
                                         unsigned int max_identity, unsigned char* psk,
                                         unsigned int max_psk);
+  static bool KeyKeptByOpenSsl(const SSL* ssl);
   static int StatusCallback(SSL* ssl, void* arg);
   static int GenerateTicketCallback(SSL* ssl, void* arg);
   static int ClientHelloCallback(SSL* ssl, int* alert, void* arg);
@@ -339,7 +340,7 @@ class Engine {
   std::vector<unsigned char> alpn_protos_;  // server: our preference list, wire format
   bool alpn_callback_ = false;
   bool psk_ = false;
-  bool psk_key_given_ = false;
+  bool psk_key_given_ = false;  // server: pskCallback gave a key OpenSSL kept
   Pause cert_cb_ = Pause::kNone;
   std::string ocsp_response_;  // server: the staple for the status callback
   bool has_ocsp_response_ = false;

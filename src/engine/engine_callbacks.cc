@@ -65,9 +65,9 @@ bool Engine::PeerProvedByPsk() const {
   void* tag = nullptr;
   size_t tag_len = 0;
   if (SSL_SESSION_get0_ticket_appdata(session, &tag, &tag_len) != 1) return false;
-  // No tag: not a ticket of ours, so the session OpenSSL made from the key
-  // pskCallback gave (after the first ticket, the copy it was made from
-  // carries the tag that ticket got).
+  // No tag: the session OpenSSL made from the key pskCallback gave if it
+  // kept one (after the first ticket, the copy it was made from carries the
+  // tag that ticket got), else a ticket sealed elsewhere with our keys.
   if (tag == nullptr) return psk_key_given_;
   return tag_len == sizeof(kTicketProvedByPsk) &&
          std::memcmp(tag, kTicketProvedByPsk, tag_len) == 0;
@@ -190,12 +190,25 @@ unsigned int Engine::PskServerCallback(SSL* ssl, const char* identity, unsigned 
   if (engine->dead() || len > max_psk) len = 0;
   if (len == 0) OPENSSL_cleanse(psk, max_psk);
   // What proves a certificate-less TLS 1.3 client (PeerProvedByPsk): OpenSSL
-  // also asks here with a ticket as the identity, which gets no key. A key
-  // given here may still go unused (OpenSSL drops a TLS 1.3 one whose hash
-  // is not the suite's and takes the client's next identity, a ticket
-  // perhaps), which is why a ticket's own tag decides where there is one.
-  if (len > 0) engine->psk_key_given_ = true;
+  // also asks here with a ticket as the identity, which gets no key. A ticket
+  // of ours carries its own tag, which decides; an untagged one (another
+  // server's sharing the ticket keys) leaves it to this key, so a key OpenSSL
+  // drops unchecked may not count.
+  if (len > 0 && KeyKeptByOpenSsl(ssl)) engine->psk_key_given_ = true;
   return len;
+}
+
+// OpenSSL makes the TLS 1.3 session of a key from this old-style callback
+// with TLS_AES_128_GCM_SHA256, and when the suite it chose (before reading
+// the PSK extension) hashes with anything but SHA-256, it drops that session
+// without checking its binder and takes the client's next identity, a ticket
+// perhaps. A key it keeps is the PSK of the handshake, its binder checked.
+bool Engine::KeyKeptByOpenSsl(const SSL* ssl) {
+  if (SSL_version(ssl) != TLS1_3_VERSION) return true;
+  const SSL_CIPHER* suite = SSL_get_pending_cipher(ssl);
+  if (suite == nullptr) return false;
+  const EVP_MD* hash = SSL_CIPHER_get_handshake_digest(suite);
+  return hash != nullptr && EVP_MD_get_type(hash) == NID_sha256;
 }
 
 unsigned int Engine::PskClientCallback(SSL* ssl, const char* hint, char* identity,

@@ -65,6 +65,8 @@ describe('conventions', function () {
   // in its file exactly once; a refactor that moves the code must move the
   // mutation with it, or the suite's strength goes unchecked.
   it('every mutation of npm run mutate still applies to the code', function () {
+    // Inside npm run mutate's copy one entry is applied on purpose.
+    if (process.env.TLSWRAP_MUTATION) this.skip();
     const out = execFileSync(process.execPath, [path.join(root, 'scripts', 'mutate.js'), '--list'],
                              { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     assert.ok(out.split('\n').filter(Boolean).length >= 40, out);

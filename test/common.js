@@ -81,8 +81,56 @@ async function makePair(extraServer = {}, extraClient = {}) {
   return { server, port, client, sock };
 }
 
+// A plain TCP connection on loopback, both ends connected, to upgrade
+// (STARTTLS). track() adds a socket (errors ignored) to what close()
+// destroys.
+async function plainTcpPair() {
+  const net = require('node:net');
+  let onAccepted;
+  const accepted = new Promise((resolve) => { onAccepted = resolve; });
+  const server = net.createServer((s) => onAccepted(s));
+  const port = await listen(server);
+  const sockets = [];
+  const track = (s) => {
+    sockets.push(s);
+    s.on('error', () => {});
+    return s;
+  };
+  const client = track(net.connect(port, '127.0.0.1'));
+  const serverSide = track(await accepted);
+  await once(client, 'connect');
+  return {
+    client,
+    server: serverSide,
+    track,
+    async close() {
+      for (const s of sockets) s.destroy();
+      await closeServer(server);
+    },
+  };
+}
+
+// Resolves with everything `stream` emits as 'data' until it has `n` bytes.
+function readBytes(stream, n) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    let got = 0;
+    const onData = (d) => {
+      chunks.push(d);
+      got += d.length;
+      if (got >= n) {
+        stream.off('data', onData);
+        resolve(Buffer.concat(chunks));
+      }
+    };
+    stream.on('data', onData);
+    stream.once('error', reject);
+  });
+}
+
 module.exports = {
   makePair, pattern, builtin, fixtures, fixture, tlswrap, serverOptions, clientOptions, listen, closeServer, release,
+  plainTcpPair, readBytes,
 };
 
 // --- TLS record proxy (appended for the record-level tests) ---

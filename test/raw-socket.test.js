@@ -9,59 +9,21 @@
 // TLSWRAP_TRANSPORT=js too, where the engine does not take the socket over).
 
 const assert = require('node:assert');
-const net = require('node:net');
-const { once } = require('node:events');
-const { fixtures, tlswrap, serverOptions, listen, closeServer, pattern } = require('./common');
+const { fixtures, tlswrap, serverOptions, pattern, plainTcpPair, readBytes } = require('./common');
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-// A connected pair of plain TCP sockets; `setup(client, server)` runs on both
-// before either is upgraded, and `upgrade` makes the TLS sockets over them.
+// A connected pair of plain TCP sockets; `upgrade` makes the TLS sockets
+// over them.
 async function tcpPair() {
-  let onAccepted;
-  const accepted = new Promise((resolve) => { onAccepted = resolve; });
-  const server = net.createServer((s) => onAccepted(s));
-  const port = await listen(server);
-  const sockets = [];
-  const track = (s) => {
-    sockets.push(s);
-    s.on('error', () => {});
-    return s;
+  const tcp = await plainTcpPair();
+  tcp.upgrade = () => {
+    const secureContext = tlswrap.createSecureContext(serverOptions());
+    const tlsServer = tcp.track(new tlswrap.TLSSocket(tcp.server, { isServer: true, secureContext }));
+    const tlsClient = tcp.track(tlswrap.connect({ socket: tcp.client, servername: 'localhost', ca: fixtures.ca }));
+    return { tlsClient, tlsServer };
   };
-  const client = track(net.connect(port, '127.0.0.1'));
-  const serverSide = track(await accepted);
-  await once(client, 'connect');
-  return {
-    client,
-    server: serverSide,
-    upgrade() {
-      const secureContext = tlswrap.createSecureContext(serverOptions());
-      const tlsServer = track(new tlswrap.TLSSocket(serverSide, { isServer: true, secureContext }));
-      const tlsClient = track(tlswrap.connect({ socket: client, servername: 'localhost', ca: fixtures.ca }));
-      return { tlsClient, tlsServer };
-    },
-    async close() {
-      for (const s of sockets) s.destroy();
-      await closeServer(server);
-    },
-  };
-}
-
-// Resolves with the first `n` bytes `stream` emits as 'data'.
-function readBytes(stream, n) {
-  return new Promise((resolve, reject) => {
-    const chunks = [];
-    let got = 0;
-    const onData = (d) => {
-      chunks.push(d);
-      got += d.length;
-      if (got < n) return;
-      stream.off('data', onData);
-      resolve(Buffer.concat(chunks));
-    };
-    stream.on('data', onData);
-    stream.once('error', reject);
-  });
+  return tcp;
 }
 
 // Both ways over the upgraded pair, bounded in time: a stalled handshake

@@ -14,7 +14,7 @@ const { Duplex, PassThrough, Readable, Writable, getDefaultHighWaterMark } = req
 const { execFile, spawn } = require('node:child_process');
 const { EventEmitter, once } = require('node:events');
 const {
-  builtin, fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer, makePair, SocketDuplex,
+  builtin, fixtures, tlswrap, serverOptions, clientOptions, listen, closeServer, makePair, SocketDuplex, readBytes,
 } = require('./common');
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -23,24 +23,6 @@ async function closePair({ server, client, sock }) {
   client.destroy();
   sock.destroy();
   await closeServer(server);
-}
-
-// Resolves with everything `stream` emits as 'data' until it has `n` bytes.
-function readBytes(stream, n) {
-  return new Promise((resolve, reject) => {
-    const chunks = [];
-    let got = 0;
-    const onData = (d) => {
-      chunks.push(d);
-      got += d.length;
-      if (got >= n) {
-        stream.off('data', onData);
-        resolve(Buffer.concat(chunks));
-      }
-    };
-    stream.on('data', onData);
-    stream.once('error', reject);
-  });
 }
 
 // 'close' without once(): once() would reject on an expected 'error'.

@@ -10,7 +10,9 @@ const assert = require('node:assert');
 const net = require('node:net');
 const { Duplex } = require('node:stream');
 const { once } = require('node:events');
-const { builtin, fixtures, tlswrap, serverOptions, listen, closeServer, pattern } = require('./common');
+const {
+  builtin, fixtures, tlswrap, serverOptions, listen, closeServer, pattern, plainTcpPair,
+} = require('./common');
 
 const expectNative = !builtin && process.env.TLSWRAP_TRANSPORT !== 'js';
 
@@ -56,33 +58,6 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
     client.write('hello');
     await once(client, 'end');
     assert.strictEqual(Buffer.concat(chunks).toString(), 'secret:hello');
-  }
-
-  // A plain TCP connection on loopback, both ends connected, to upgrade.
-  // track() adds a socket (errors ignored) to what close() destroys.
-  async function plainTcpPair() {
-    let onAccepted;
-    const accepted = new Promise((resolve) => { onAccepted = resolve; });
-    const server = net.createServer((s) => onAccepted(s));
-    const port = await listen(server);
-    const sockets = [];
-    const track = (s) => {
-      sockets.push(s);
-      s.on('error', () => {});
-      return s;
-    };
-    const client = track(net.connect(port, '127.0.0.1'));
-    const serverSide = track(await accepted);
-    await once(client, 'connect');
-    return {
-      client,
-      server: serverSide,
-      track,
-      async close() {
-        for (const s of sockets) s.destroy();
-        await closeServer(server);
-      },
-    };
   }
 
   // Resolves with exactly `n` bytes from `raw`; whatever came behind them

@@ -385,11 +385,23 @@ function awaitNodeWrites(socket, raw) {
     delete raw._read;
     // A failed write destroys the socket, and with it this TLSSocket.
     if (err || socket._handle === null) return;
-    socket._handover = false;
-    if (early) finishTakeOver(socket, raw, raw._handle);
-    else useTransport(socket);
-    if (!socket._handover && socket._startWanted) socket._start();
+    // The program ended the net.Socket meanwhile: its FIN goes out behind
+    // node's bytes from node's handle, whose close would cancel it (the
+    // engine's handle keeps the connection open).
+    if (early && raw.writableEnded && !raw.writableFinished) {
+      raw.once('finish', () => afterNodeWrites(socket, raw, early));
+      return;
+    }
+    afterNodeWrites(socket, raw, early);
   });
+}
+
+function afterNodeWrites(socket, raw, early) {
+  if (socket._handle === null || raw.destroyed) return;
+  socket._handover = false;
+  if (early) finishTakeOver(socket, raw, raw._handle);
+  else useTransport(socket);
+  if (!socket._handover && socket._startWanted) socket._start();
 }
 
 // The bytes node read before the upgrade first (their 'data' now, as

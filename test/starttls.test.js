@@ -242,6 +242,40 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
     }
   });
 
+  // The program ends the net.Socket while node still writes its bytes, after
+  // the engine's handle has opened on the fd beside node's: as with
+  // node:tls, the FIN goes out behind those bytes (the peer sees its 'end')
+  // and the TLS socket closes with an error, instead of node's shutdown
+  // being cancelled when its handle goes, leaving both sides waiting.
+  it("end() on the net.Socket while node's queued bytes go out: the peer gets them and the FIN", async function () {
+    const tcp = await plainTcpPair();
+    try {
+      const { client: raw, server: plain } = tcp;
+      plain.pause();
+      const size = 8 * 1024 * 1024;
+      assert.strictEqual(raw.write(Buffer.alloc(size)), false, 'the bytes are still queued in node');
+      const client = tcp.track(tlswrap.connect({ socket: raw, servername: 'localhost', ca: fixtures.ca }));
+      const closed = new Promise((resolve) => client.on('close', resolve));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      raw.end();
+      let received = 0;
+      plain.on('data', (chunk) => { received += chunk.length; });
+      const peerEnded = once(plain, 'end');
+      plain.resume();
+      let timer;
+      const timedOut = new Promise((resolve) => { timer = setTimeout(resolve, 5000, 'timed out'); });
+      const outcome = await Promise.race([
+        Promise.all([peerEnded, closed]).then(([, hadError]) => `peer end, close ${hadError}`),
+        timedOut,
+      ]);
+      clearTimeout(timer);
+      assert.strictEqual(outcome, 'peer end, close true');
+      assert.ok(received >= size, `the peer got ${received} bytes`);
+    } finally {
+      await tcp.close();
+    }
+  });
+
   // A client made by hand starts with its first write: a peer that leaves
   // before it ends the socket all the same, as node:tls's, which reads it.
   it("a TLSSocket made by hand whose peer ends before its first write: 'end', then 'close'", async function () {

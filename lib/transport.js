@@ -333,7 +333,9 @@ function useTransport(socket, onNextTick = false) {
 function carry(socket, transport) {
   if (takeOver(socket, transport)) return;
   if (onNodeHandle(transport)) {
-    transport[kPush] = transport.push;
+    // Kept once: a second TLS socket over the same net.Socket must not call
+    // pushCiphertext from pushCiphertext.
+    if (transport.push !== pushCiphertext) transport[kPush] = transport.push;
     transport.push = pushCiphertext;
   } else {
     transport.on('data', onTransportData);

@@ -124,4 +124,26 @@ describe('raw socket: what the net.Socket under a TLS socket sees', function () 
         }
       });
   }
+
+  // A program error (a retry that wraps the same socket again), which must
+  // not take the process down: node:tls fails the second with ECONNRESET
+  // when the peer leaves. tlswrap's generic transport once called its read
+  // hook from itself there (RangeError, uncaught).
+  it('two TLS sockets over one net.Socket, then the peer ends: an error, no crash', async function () {
+    const tcp = await plainTcpPair();
+    try {
+      const first = tcp.track(tlswrap.connect({ socket: tcp.client, servername: 'localhost', ca: fixtures.ca }));
+      const second = tcp.track(tlswrap.connect({ socket: tcp.client, servername: 'localhost', ca: fixtures.ca }));
+      const errors = [];
+      first.on('error', (err) => errors.push(err.code));
+      second.on('error', (err) => errors.push(err.code));
+      const closed = new Promise((resolve) => second.once('close', resolve));
+      tcp.server.end();
+      const outcome = await Promise.race([closed.then(() => 'closed'), sleep(5000).then(() => 'open')]);
+      assert.strictEqual(outcome, 'closed');
+      assert.ok(errors.length > 0, 'no error');
+    } finally {
+      await tcp.close();
+    }
+  });
 });

@@ -163,9 +163,8 @@ class TLSSocket extends net.Socket {
     this._writeCallback = null;
     this._inWrite = false; // in the handle's writev(), under _write()
     this._flushedCallback = null;
-    this._ciphertextInFlight = 0; // transport writes not yet counted as flushed
     this._ciphertextWrites = 0; // transport writes made, and of those:
-    this._ciphertextCounted = 0; // the first n, counted as flushed (in order)
+    this._ciphertextCounted = 0; // the first n, counted as flushed (in order); the rest are in flight
     this._ciphertextCallbacks = 0; // the first n, called back
     this._writeId = 0;
     this._writeQueueSize = 0; // bytes of the write in flight (handle.writeQueueSize)

@@ -22,7 +22,6 @@ function onCiphertextFlushed(err) {
   // made (see _writeCiphertext) has nothing more to say.
   if (++owner._ciphertextCallbacks <= owner._ciphertextCounted) return;
   owner._ciphertextCounted = owner._ciphertextCallbacks;
-  owner._ciphertextInFlight--;
   if (owner._handle === null) return;
   // Failed once end() reached the engine, with every write of the user's
   // done: it held only our close_notify (or a reply), so, as node:tls
@@ -96,7 +95,6 @@ class SocketWrites {
       return true;
     }
     if (this._flushedCallback === null) this._flushedCallback = onCiphertextFlushed.bind(transport);
-    this._ciphertextInFlight++;
     const written = ++this._ciphertextWrites;
     const more = transport.write(chunk, this._flushedCallback);
     // A TCP socket left with nothing to write wrote it all to the kernel at
@@ -107,7 +105,6 @@ class SocketWrites {
       const handle = this._handle;
       while (this._ciphertextCounted < written && handle !== null) {
         this._ciphertextCounted++;
-        this._ciphertextInFlight--;
         handle.ciphertextFlushed();
       }
     }

@@ -112,7 +112,7 @@ function onTransportClose() {
   // (ECANCELED), not only the write's callback. One still behind the
   // handshake only fails its write.
   const lost = owner._writeCallback !== null && !owner._native &&
-    (owner._ciphertextInFlight > 0 || owner._secureEstablished);
+    (owner._ciphertextWrites > owner._ciphertextCounted || owner._secureEstablished);
   // A TCP socket that closed cleanly after its EOF (so both sides had
   // ended): node:tls, which reads such a socket natively, keeps the
   // plaintext the program has not read yet and closes after its 'end'.

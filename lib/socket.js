@@ -147,7 +147,7 @@ class TLSSocket extends net.Socket {
     this._secureEstablished = false;
     this._controlReleased = false;
     this._started = false;
-    this._handover = false; // waiting for node's writes before a takeover
+    this._handover = false; // the engine may not start: node's writes first, no handle of ours yet
     this._startWanted = false; // _start() came while _handover
     this._starting = false; // in the engine's start(): see _onEngineError
     this._hadError = false;

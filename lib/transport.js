@@ -361,14 +361,15 @@ function resumeTransport(transport) {
   if (transport.push === pushCiphertext) transport.read(0);
 }
 
-// The engine stays unstarted meanwhile (it would write its first flight
-// behind node's bytes, and the peer's answer would come to node). The
-// engine's handle reads the connection from the next tick on, so that a
-// peer that leaves without reading node's bytes (its FIN, a reset) ends
-// the socket as node:tls's does, instead of leaving it waiting for a drain
-// that never comes; what else the peer sends waits in the unstarted engine.
-// A write's callback runs once node has handed everything before it to the
-// kernel: then node's handle goes and the engine starts.
+// The engine's handle reads the connection from the next tick on, beside
+// node's, so that what the peer sends meanwhile reaches TLS as node:tls's
+// does: its FIN or a reset ends the socket, bytes that are not TLS fail it
+// (ERR_SSL_WRONG_VERSION_NUMBER), instead of it waiting for a drain that
+// never comes. The handshake starts then too, its output held in the
+// engine (node:tls queues its flight behind node's bytes). A write's
+// callback runs once node has handed everything before it to the kernel:
+// then node's handle goes and the engine writes. If the engine's handle
+// could not be opened early, it stays unstarted until then.
 function awaitNodeWrites(socket, raw) {
   socket._handover = true;
   raw.pause();
@@ -382,6 +383,9 @@ function awaitNodeWrites(socket, raw) {
   process.nextTick(() => {
     if (socket._handle === null || !socket._handover || !canTakeOver(raw)) return;
     early = readEarly(socket, raw);
+    if (!early) return;
+    socket._handover = false;
+    if (socket._startWanted) socket._start();
   });
   raw.write(kEmpty, (err) => {
     delete raw._read;
@@ -401,15 +405,20 @@ function awaitNodeWrites(socket, raw) {
 function afterNodeWrites(socket, raw, early) {
   if (socket._handle === null || raw.destroyed) return;
   socket._handover = false;
-  if (early) finishTakeOver(socket, raw, raw._handle);
-  else useTransport(socket);
+  if (early) {
+    finishTakeOver(socket, raw, raw._handle);
+    socket._handle.releaseTransport();
+  } else {
+    useTransport(socket);
+  }
   if (!socket._handover && socket._startWanted) socket._start();
 }
 
 // The bytes node read before the upgrade first (their 'data' now, as
 // useTransport's on the next tick), then the engine's handle on the fd,
-// beside node's, which keeps writing. False if it could not be opened: the
-// takeover is tried again once node's writes are out.
+// beside node's, which keeps writing: the engine's own writes wait for
+// releaseTransport(). False if it could not be opened: the takeover is
+// tried again once node's writes are out.
 function readEarly(socket, raw) {
   if (raw.readableLength > 0 && typeof raw.read === 'function') {
     const chunks = [];
@@ -419,7 +428,7 @@ function readEarly(socket, raw) {
     if (socket._handle === null) return false;
   }
   const handle = raw._handle;
-  if (socket._handle.useNativeTransport(handle.fd) !== 0) return false;
+  if (socket._handle.useNativeTransport(handle.fd, true) !== 0) return false;
   const unref = socket._unrefed !== null ? socket._unrefed :
     typeof handle.hasRef === 'function' && !handle.hasRef();
   if (unref) socket._handle.unref();

@@ -242,39 +242,84 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
     }
   });
 
-  // The program ends the net.Socket while node still writes its bytes, after
-  // the engine's handle has opened on the fd beside node's: as with
-  // node:tls, the FIN goes out behind those bytes (the peer sees its 'end')
-  // and the TLS socket closes with an error, instead of node's shutdown
-  // being cancelled when its handle goes, leaving both sides waiting.
-  it("end() on the net.Socket while node's queued bytes go out: the peer gets them and the FIN", async function () {
-    const tcp = await plainTcpPair();
-    try {
-      const { client: raw, server: plain } = tcp;
-      plain.pause();
-      const size = 8 * 1024 * 1024;
-      assert.strictEqual(raw.write(Buffer.alloc(size)), false, 'the bytes are still queued in node');
-      const client = tcp.track(tlswrap.connect({ socket: raw, servername: 'localhost', ca: fixtures.ca }));
-      const closed = new Promise((resolve) => client.on('close', resolve));
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      raw.end();
-      let received = 0;
-      plain.on('data', (chunk) => { received += chunk.length; });
-      const peerEnded = once(plain, 'end');
-      plain.resume();
-      let timer;
-      const timedOut = new Promise((resolve) => { timer = setTimeout(resolve, 5000, 'timed out'); });
-      const outcome = await Promise.race([
-        Promise.all([peerEnded, closed]).then(([, hadError]) => `peer end, close ${hadError}`),
-        timedOut,
-      ]);
-      clearTimeout(timer);
-      assert.strictEqual(outcome, 'peer end, close true');
-      assert.ok(received >= size, `the peer got ${received} bytes`);
-    } finally {
-      await tcp.close();
+  // The same, but the peer (not TLS at all) sends bytes before its FIN.
+  // node:tls has started its handshake (a client's ClientHello queued
+  // behind node's bytes) and hands them to OpenSSL: the socket fails with
+  // OpenSSL's error, however much the peer sent, where tlswrap's engine
+  // waited unstarted and stopped reading at 64 KiB (a hang), or, under
+  // that, saw only the FIN.
+  for (const role of ['client', 'server']) {
+    for (const size of [1024, 256 * 1024]) {
+      it(`${role}: the peer sends ${size / 1024} KiB that are not TLS and ends without reading node's queued ` +
+        "bytes: ERR_SSL_WRONG_VERSION_NUMBER and 'close'", async function () {
+        const tcp = await plainTcpPair();
+        try {
+          const [raw, peer] = role === 'client' ? [tcp.client, tcp.server] : [tcp.server, tcp.client];
+          peer.pause();
+          assert.strictEqual(raw.write(Buffer.alloc(8 * 1024 * 1024)), false, 'the bytes are still queued in node');
+          const secureContext = tlswrap.createSecureContext(serverOptions());
+          const socket = tcp.track(role === 'client' ?
+            tlswrap.connect({ socket: raw, servername: 'localhost', ca: fixtures.ca }) :
+            new tlswrap.TLSSocket(raw, { isServer: true, secureContext }));
+          const events = [];
+          socket.on('error', (err) => events.push(`error ${err.code}`));
+          socket.on('secure', () => events.push('secure'));
+          const closed = new Promise((resolve) => socket.on('close', resolve));
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          peer.end(Buffer.alloc(size, 'x'));
+          let timer;
+          const timedOut = new Promise((resolve) => { timer = setTimeout(resolve, 5000, 'timed out'); });
+          const outcome = await Promise.race([closed.then((hadError) => `close ${hadError}`), timedOut]);
+          clearTimeout(timer);
+          events.push(outcome);
+          assert.deepStrictEqual(events, ['error ERR_SSL_WRONG_VERSION_NUMBER', 'close true']);
+          assert.strictEqual(raw.destroyed, true);
+          if (!builtin) assert.strictEqual(socket._handle, null, 'the engine is not released');
+        } finally {
+          await tcp.close();
+        }
+      });
     }
-  });
+  }
+
+  // The TLS socket's own end() while node still writes its bytes: the
+  // engine has started by then (its first flight held), and its close must
+  // wait for them too, or its FIN cuts them off. (node:tls fails the socket
+  // with EPIPE, its ClientHello refused behind the FIN of the net.Socket it
+  // ends; tlswrap's goes out first and the socket fails with ECONNRESET when
+  // the peer leaves, on either transport.)
+  it("end() on the TLS socket while node's queued bytes go out: the peer gets all of them, then the FIN",
+    async function () {
+      const tcp = await plainTcpPair();
+      try {
+        const { client: raw, server: plain } = tcp;
+        plain.pause();
+        const plaintext = pattern(8 * 1024 * 1024, 6);
+        assert.strictEqual(raw.write(plaintext), false, 'the bytes are still queued in node');
+        const client = tcp.track(tlswrap.connect({ socket: raw, servername: 'localhost', ca: fixtures.ca }));
+        const closed = new Promise((resolve) => client.on('close', resolve));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        client.end();
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const chunks = [];
+        plain.on('data', (chunk) => chunks.push(chunk));
+        const peerEnded = once(plain, 'end').then(() => plain.end());
+        plain.resume();
+        let timer;
+        const timedOut = new Promise((resolve) => { timer = setTimeout(resolve, 5000, 'timed out'); });
+        const outcome = await Promise.race([
+          Promise.all([peerEnded, closed]).then(([, hadError]) => `peer end, close ${hadError}`),
+          timedOut,
+        ]);
+        clearTimeout(timer);
+        assert.strictEqual(outcome, 'peer end, close true');
+        const received = Buffer.concat(chunks);
+        assert.ok(received.length >= plaintext.length, `the peer got ${received.length} bytes`);
+        assert.ok(received.subarray(0, plaintext.length).equals(plaintext), "node's bytes differ");
+      } finally {
+        await tcp.close();
+      }
+    });
 
   // A client made by hand starts with its first write: a peer that leaves
   // before it ends the socket all the same, as node:tls's, which reads it.

@@ -65,6 +65,7 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   void SetOCSPResponse(const Napi::CallbackInfo& info);
   void EnableTrace(const Napi::CallbackInfo& info);
   Napi::Value UseNativeTransport(const Napi::CallbackInfo& info);
+  void ReleaseTransport(const Napi::CallbackInfo& info);
   Napi::Value GetAddress(const Napi::CallbackInfo& info);
   void SetNoDelay(const Napi::CallbackInfo& info);
   void SetKeepAlive(const Napi::CallbackInfo& info);

@@ -157,7 +157,8 @@ void TLSWrap::SendQueuedWrites() {
 }
 
 bool TLSWrap::Flush(bool force) {
-  if (!transport_) return false;
+  // Not even a forced alert: node's bytes have to reach the wire first.
+  if (!transport_ || engine_->transport_held()) return false;
   // Held for a 'newSession' listener, unless an alert must go out first.
   if (!force && engine_->output_held()) return false;
   CipherBuffer& out = engine_->enc_out();
@@ -188,9 +189,9 @@ bool TLSWrap::Flush(bool force) {
 
 void TLSWrap::SyncReading() {
   if (native_ == nullptr) return;
-  // An engine not started yet (a takeover waiting for node's own writes, a
-  // client made by hand before its first write) reads only to see the
-  // peer's EOF or reset: what it buffers meanwhile has a bound.
+  // An engine not started yet (a client made by hand before its first
+  // write; a takeover's starts as soon as this handle is open) reads only to
+  // see the peer's EOF or reset: what it buffers meanwhile has a bound.
   bool room = engine_->started() || engine_->enc_in().size() < kUnstartedInput;
   if (engine_->WantsInput() && room) {
     native_->ReadStart();

@@ -47,6 +47,7 @@ Napi::Function TLSWrap::Init(Napi::Env env) {
                          InstanceMethod<&TLSWrap::SetOCSPResponse>("setOCSPResponse"),
                          InstanceMethod<&TLSWrap::EnableTrace>("enableTrace"),
                          InstanceMethod<&TLSWrap::UseNativeTransport>("useNativeTransport"),
+                         InstanceMethod<&TLSWrap::ReleaseTransport>("releaseTransport"),
                          InstanceMethod<&TLSWrap::GetAddress>("getAddress"),
                          InstanceMethod<&TLSWrap::SetNoDelay>("setNoDelay"),
                          InstanceMethod<&TLSWrap::SetKeepAlive>("setKeepAlive"),

@@ -37,6 +37,9 @@ Napi::Value TLSWrap::UseNativeTransport(const Napi::CallbackInfo& info) {
   engine_->SetFlushed(flushed_base_);
   native_ = native.get();
   transport_ = std::move(native);
+  // useNativeTransport(fd, true): node's handle still has bytes to write on
+  // the connection; the engine reads, and writes once releaseTransport().
+  if (info.Length() > 1 && info[1].ToBoolean().Value()) engine_->HoldTransport(true);
   // libuv calls in from now on with no JS holding this object: alive until
   // destroyed (or the environment goes away), whatever JS holds.
   Ref();
@@ -50,6 +53,12 @@ Napi::Value TLSWrap::UseNativeTransport(const Napi::CallbackInfo& info) {
   napi_add_async_cleanup_hook(env, AsyncCleanupHook, this, &async_cleanup_);
   SyncReading();
   return Napi::Number::New(env, 0);
+}
+
+void TLSWrap::ReleaseTransport(const Napi::CallbackInfo& /*info*/) {
+  if (dead() || !engine_->transport_held()) return;
+  engine_->HoldTransport(false);
+  Cycle();
 }
 
 // getAddress(peer, out): as node's TCP handle's getpeername/getsockname,
@@ -136,10 +145,9 @@ void TLSWrap::OnTransportEOF() {
 bool TLSWrap::ReportEOFBeforeStart() {
   if (engine_->started()) return false;
   // An unstarted engine pumps nothing, so the EOF would wait for a start
-  // that may never come (a client made by hand that never writes, a
-  // takeover waiting for node's writes to a peer that left without reading
-  // them): JS hears of it now, as from node:tls's socket, which reads. The
-  // engine keeps it for after a start; JS reports it only once.
+  // that may never come (a client made by hand that never writes): JS hears
+  // of it now, as from node:tls's socket, which reads. The engine keeps it
+  // for after a start; JS reports it only once.
   Call(on_event_, {Napi::Number::New(Env(), static_cast<int>(EventType::kEnd)), Env().Undefined()});
   return true;
 }

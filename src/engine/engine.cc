@@ -211,7 +211,8 @@ bool Engine::Pump(Batch* out) {
   }
   // close_notify waits for held output: the embedder ends its transport
   // once it is out.
-  if (shutdown_ == CloseState::kWanted && writes_.empty() && !retrying_ && !output_held()) {
+  if (shutdown_ == CloseState::kWanted && writes_.empty() && !retrying_ && !output_held() &&
+      !transport_held_) {
     shutdown_ = CloseState::kSent;
     if (SSL_is_init_finished(ssl()) && phase_ != Phase::kFailed) {
       ErrorQueueGuard guard;

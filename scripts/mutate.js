@@ -365,8 +365,20 @@ function run(cmd, args, { cwd, env, limitSec }) {
 }
 
 function firstFailure({ output, code, signal }) {
-  const m = /^\s+1\) (.*)\n\s*(.*)$/m.exec(output.split(/\d+ failing/)[1] || '');
-  if (m) return `${m[1].trim()} / ${m[2].trim()}`.slice(0, 110);
+  const report = (output.split(/\d+ failing/)[1] || '').split('\n');
+  const first = report.findIndex((line) => /^\s+1\) /.test(line));
+  if (first >= 0) {
+    // The outermost suite and the test: mocha indents each nested title
+    // deeper than the one before, and the error message less.
+    const indent = (line) => line.search(/\S/);
+    let last = first;
+    const deeper = (i) => indent(report[i + 1]) > indent(report[i]) + (i === first ? '1) '.length : 0);
+    while (last + 1 < report.length && deeper(last)) last++;
+    const outer = report[first].replace(/^\s+1\) /, '');
+    // A hook or a top-level test: its title, then its error's first line.
+    if (last === first) last = Math.min(first + 1, report.length - 1);
+    return `${outer} / ${report[last].trim()}`.slice(0, 110);
+  }
   // No failure report: mocha itself died (a crash under a test).
   const lines = output.trim().split('\n');
   return `mocha ${signal || `exit ${code}`} after: ${(lines[lines.length - 1] || '').trim()}`.slice(0, 110);

@@ -15,7 +15,7 @@
 // must follow the code. Environment: MUTATE_TIMEOUT (seconds per mocha run,
 // default 600), MUTATE_KEEP=1 keeps the temporary copy, MUTATE_SPEC="test/a.test.js
 // test/b.test.js" runs only those files (to check that a new test kills a
-// mutation, quicker than the whole suite).
+// mutation, quicker than the whole suite), MUTATE_JOBS (node-gyp's -j, default 2).
 //
 // An entry may end with { node: MAJOR }: its tests can only fail on that
 // Node (they skip where its OpenSSL lacks the feature), so its mocha runs use
@@ -413,7 +413,8 @@ function nodedirArgs() {
 }
 
 async function build(dir, full) {
-  const args = [nodeGyp(), full ? 'rebuild' : 'build', '-j', '2', ...(full ? nodedirArgs() : [])];
+  const jobs = String(Number(process.env.MUTATE_JOBS) || 2);
+  const args = [nodeGyp(), full ? 'rebuild' : 'build', '-j', jobs, ...(full ? nodedirArgs() : [])];
   return run(process.execPath, args, { cwd: dir, env: process.env, limitSec: 900 });
 }
 

@@ -1,6 +1,7 @@
 // A server engine fed arbitrary client bytes: ClientHello parsing, the
 // record layer, alerts. The input is
-//   flags (1 byte) | n (1 byte, low 3 bits) | n split sizes | bytes
+//   flags (1 byte) | n (1 byte, low 3 bits; bit 3: an unnamed ClientHello's
+//   sessions bound as node:tls 24's are) | n split sizes | bytes
 // and the bytes arrive in chunks of the split sizes in turn (split byte s
 // is s + 1 bytes; none: all at once), so records are cut at every boundary.
 #include <openssl/err.h>
@@ -24,6 +25,7 @@ void RunOne(const uint8_t* data, size_t size) {
   if (size < 2) return;
   uint8_t flags = data[0];
   size_t nsplits = data[1] & 7;
+  bool bind_unnamed = (data[1] & 8) != 0;
   data += 2;
   size -= 2;
   if (size < nsplits) return;
@@ -45,7 +47,7 @@ void RunOne(const uint8_t* data, size_t size) {
   if (flags & 16) engine.SetVerifyMode(true, (flags & 32) != 0);
   if (flags & 64) engine.EnableKeylog();
   if (flags & 128) engine.SetUserBuffers(true);
-  engine.SetSessionIdContext("fuzz");
+  engine.SetSessionIdContext("fuzz", bind_unnamed);
   server.on_step = [&] {
     FUZZ_CHECK(engine.enc_out().size() < fuzz::kMaxBuffered);
     FUZZ_CHECK(engine.enc_in().size() < fuzz::kMaxBuffered);

@@ -52,4 +52,9 @@ module.exports = load();
 if (typeof module.exports.setSlabMarker === 'function') {
   module.exports.setSlabMarker(require('node:worker_threads').markAsUntransferable);
 }
+// Server sessions with no server name are bound as the running node:tls
+// binds them, so that they resume across its servers and tlswrap's.
+if (typeof module.exports.bindUnnamedSessions === 'function') {
+  module.exports.bindUnnamedSessions(require('./session_state').nodeBindsSessionsToNames);
+}
 module.exports.explainLoadError = explainLoadError;

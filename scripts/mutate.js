@@ -187,6 +187,10 @@ const MUTATIONS = [
     'if (len > 0 && KeyKeptByOpenSsl(ssl)) engine->psk_key_given_ = true;',
     'if (len > 0) engine->psk_key_given_ = true;',
     "a TLS 1.3 key OpenSSL drops unchecked authorizes the foreign ticket it takes instead"],
+  ['unnamed-sessions-unbound', 'src/engine/engine_callbacks.cc',
+    'if (!name.empty() || (bind_unnamed_ && !id.empty())) {', 'if (!name.empty()) {',
+    "a session with no server name is bound to the context as given where node:tls 22.23.5+/24.22.3+ binds it " +
+    'to the empty name: such sessions do not cross between their servers and tlswrap\'s'],
   // ---- error handling ----
   ['error-queue-dirty', 'src/engine/openssl_ptr.h',
     '~ErrorQueueGuard() { Clear(); }', '~ErrorQueueGuard() {}',

@@ -93,6 +93,10 @@ void SetSlabMarker(const Napi::CallbackInfo& info) {
   if (info[0].IsFunction()) data->slab_marker = Napi::Persistent(info[0].As<Napi::Function>());
 }
 
+void BindUnnamedSessions(const Napi::CallbackInfo& info) {
+  AddonData::Get(info.Env())->bind_unnamed_sessions = info[0].ToBoolean().Value();
+}
+
 }  // namespace
 
 Napi::Object InitModule(Napi::Env env, Napi::Object exports) {
@@ -109,6 +113,8 @@ Napi::Object InitModule(Napi::Env env, Napi::Object exports) {
   exports.Set("releaseArrayBuffers",
               Napi::Function::New<ReleaseArrayBuffers>(env, "releaseArrayBuffers"));
   exports.Set("setSlabMarker", Napi::Function::New<SetSlabMarker>(env, "setSlabMarker"));
+  exports.Set("bindUnnamedSessions",
+              Napi::Function::New<BindUnnamedSessions>(env, "bindUnnamedSessions"));
   // The engine's event codes, from their one definition.
   Napi::Object events = Napi::Object::New(env);
 #define TLSWRAP_EXPORT_EVENT(name, js, code) events.Set(js, code);

@@ -67,6 +67,10 @@ struct AddonData {
   // node marks its own pool: a program that transfers one chunk's
   // `.buffer` to a worker must not detach other connections' chunks.
   Napi::FunctionReference slab_marker;
+  // Whether the running node:tls binds a session made with no server name
+  // to the empty name (lib/session_state.js knows which Node does), so that
+  // tlswrap's servers derive the session id context as its servers do.
+  bool bind_unnamed_sessions = false;
 };
 
 // The DER encoding of `cert` as a Buffer.

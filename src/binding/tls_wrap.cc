@@ -21,7 +21,8 @@ TLSWrap::TLSWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<TLSWrap>(inf
                                      AddonData::Get(env)->block_pool,
                                      static_cast<Engine::Delegate*>(this));
   if (!engine_->ok()) ThrowCryptoError(env, "SSL_new failed");
-  engine_->SetSessionIdContext(sc->session_id_context());
+  engine_->SetSessionIdContext(sc->session_id_context(),
+                               AddonData::Get(env)->bind_unnamed_sessions);
   idle_sweep_ = AddonData::Get(env)->idle_sweep;
   engine_->SetFreeBuffersWhenIdle(false);
   idle_entry_.engine = engine_.get();

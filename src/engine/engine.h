@@ -231,8 +231,12 @@ class Engine {
   // it (a NID, or TLSEXT_nid_unknown | the IANA id); 0 before.
   int NegotiatedGroup() const;
   // The server's sessionIdContext, from which the session id context bound
-  // to each ClientHello's server name is derived.
-  void SetSessionIdContext(const std::string& sid_ctx);
+  // to each ClientHello's server name is derived. `bind_unnamed`: a
+  // ClientHello with no server name binds to the empty name too, as the
+  // running node:tls does (22.23.5 and 24.22.3 on), rather than to the
+  // context as given (node:tls 20 and 26), so that sessions cross between
+  // the two servers of a fleet.
+  void SetSessionIdContext(const std::string& sid_ctx, bool bind_unnamed);
   // Server: 'newSession' (each new session, holding the handshake until
   // NewSessionDone()) and 'resumeSession' (the ClientHello waits for
   // LoadSession()) listeners. Client: `new_session` turns on kSession, for
@@ -360,6 +364,7 @@ class Engine {
   Pause resume_ = Pause::kDone;  // kNone once a listener asks
   SslSessionPtr loaded_session_;
   std::string sid_ctx_;  // the server context's sessionIdContext
+  bool bind_unnamed_ = false;
   // The server name of the handshake's first ClientHello ("" for none).
   std::optional<std::string> hello_name_;
 

@@ -305,8 +305,9 @@ bool ClientHelloServerName(SSL* ssl, std::string_view* name) {
 }  // namespace
 
 // A session resumes only under the server name it was made for, as with
-// node:tls 24: the session id context is derived from the name before
-// OpenSSL looks the offered session (ticket or id) up. Derived from the
+// node:tls 22.23.5 and 24.22.3: the session id context is derived from the
+// name before OpenSSL looks the offered session (ticket or id) up, in
+// node's form, so a fleet of both shares sessions. Derived from the
 // context's own value each time, so a ClientHello seen twice (a retried
 // callback, a HelloRetryRequest) binds the same way.
 void Engine::BindSessionsToServerName(std::string_view name) {
@@ -316,7 +317,12 @@ void Engine::BindSessionsToServerName(std::string_view name) {
   // name alone would let a session verified under another context's `ca`
   // (or with no certificate at all) resume here as it was.
   if (id.empty() && (SSL_get_verify_mode(ssl()) & SSL_VERIFY_PEER) != 0) return;
-  if (!name.empty()) {
+  // No server name: node:tls 22.23.5 and 24.22.3 bind to the empty name
+  // (an empty context they leave as it is), 20 and 26 to the context as
+  // given. Neither can pass for a named session's context, a digest over a
+  // name that is not empty. A named session under an empty context stays
+  // bound here, where node:tls would resume it under any name.
+  if (!name.empty() || (bind_unnamed_ && !id.empty())) {
     std::string input = id;
     input.push_back('\0');
     input.append(name);

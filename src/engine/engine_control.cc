@@ -262,8 +262,9 @@ int Engine::NegotiatedGroup() const {
   return SSL_get_negotiated_group(ssl());
 }
 
-void Engine::SetSessionIdContext(const std::string& sid_ctx) {
+void Engine::SetSessionIdContext(const std::string& sid_ctx, bool bind_unnamed) {
   sid_ctx_ = sid_ctx;
+  bind_unnamed_ = bind_unnamed;
 }
 
 void Engine::EnableSessionEvents(bool new_session, bool resume_session) {

@@ -1,6 +1,10 @@
 // The server name a server takes from a ClientHello: one per handshake,
-// even across a HelloRetryRequest.
+// even across a HelloRetryRequest; and the session id context it binds the
+// handshake's session to, derived from that name as node:tls derives it.
+#include <openssl/evp.h>
+
 #include <cstring>
+#include <string>
 
 #include "pair.h"
 
@@ -70,6 +74,47 @@ TEST(server_name_dropped_after_hello_retry_fails_the_handshake) {
   const Seen* s = p.server.Find(EventType::kError);
   CHECK(s != nullptr);
   CHECK_EQ(ERR_GET_REASON(s->value), SSL_R_CALLBACK_FAILED);
+}
+
+// The session id context a TLS 1.2 server bound its session to, with
+// `sid_ctx` as its sessionIdContext and `name` the client's SNI (none if
+// null).
+std::string BoundContext(const std::string& sid_ctx, bool bind_unnamed, const char* name) {
+  Pair p(TLS1_2_VERSION);
+  p.server.engine->SetSessionIdContext(sid_ctx, bind_unnamed);
+  if (name != nullptr) CHECK(SSL_set_tlsext_host_name(p.client.engine->ssl(), name) == 1);
+  p.Handshake();
+  CHECK(p.server.engine->established());
+  unsigned int len = 0;
+  const unsigned char* id =
+      SSL_SESSION_get0_id_context(SSL_get_session(p.server.engine->ssl()), &len);
+  return std::string(reinterpret_cast<const char*>(id), len);
+}
+
+std::string Sha256(const std::string& input) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  CHECK(EVP_Digest(input.data(), input.size(), digest, &len, EVP_sha256(), nullptr) == 1);
+  return std::string(reinterpret_cast<const char*>(digest), len);
+}
+
+// node:tls 22.23.5 and 24.22.3 bind every session to the context and the
+// name, empty for a client that sent none; a server of a fleet of both must
+// derive the same bytes for sessions to cross.
+TEST(session_id_context_binds_the_empty_name_as_node_24_does) {
+  using namespace std::string_literals;
+  CHECK(BoundContext("fleet", true, nullptr) == Sha256("fleet\0"s));
+  CHECK(BoundContext("fleet", true, "a.example") == Sha256("fleet\0a.example"s));
+  // No context: left empty, as node:tls leaves it.
+  CHECK(BoundContext("", true, nullptr).empty());
+}
+
+// node:tls 20 and 26 bind no name: an unnamed session is bound to the
+// context as given, a named one stays bound to its name all the same.
+TEST(session_id_context_without_a_name_is_the_context_as_node_20_has_it) {
+  using namespace std::string_literals;
+  CHECK(BoundContext("fleet", false, nullptr) == "fleet");
+  CHECK(BoundContext("fleet", false, "a.example") == Sha256("fleet\0a.example"s));
 }
 
 }  // namespace

@@ -16,12 +16,22 @@
 // (or PUSH_PROMISE) frame that has more bytes behind it, and the rest is fed
 // on the next tick, the TLS socket paused meanwhile.
 //
+// GOAWAY is cut off too, from the frames before it in the chunk, and fed
+// once the tick queue has drained. Over node:tls each record reaches nghttp2
+// in its own read, with the tick queue run after each callback into JS: the
+// events of the frames before a GOAWAY (a stream's 'end', then its 'close',
+// which come on ticks) are out before the session's 'goaway', and a session
+// whose last stream has closed no longer reads, so the second GOAWAY a closing
+// peer sends is not reported. Fed in one piece, 'goaway' came between the
+// last stream's 'end' and 'close', and twice from a server that close()s.
+//
 // The frame scan only decides where to cut: every byte is fed, in order,
 // whatever it finds (a malformed stream is nghttp2's to refuse).
 
 const kPreface = 24; // "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", client to server
 const kHeaders = 0x1;
 const kPushPromise = 0x5;
+const kGoaway = 0x7;
 
 class FrameScan {
   constructor(isServer) {
@@ -30,19 +40,33 @@ class FrameScan {
     this.length = 0;
     this.type = 0;
     this.left = 0; // payload bytes still to come
+    this.previousType = -1; // of the last whole frame
+    this.beforeGoaway = false; // whether the last cut was in front of a GOAWAY
   }
 
   // The offset in `chunk`, from `start`, just past the first frame that opens
-  // a stream and has bytes after it in the chunk; chunk.length if none.
+  // a stream and has bytes after it in the chunk, or at the start of a GOAWAY
+  // frame that has bytes before it; chunk.length if none.
   cut(chunk, start) {
     const end = chunk.length;
     let i = start;
+    this.beforeGoaway = false;
     while (i < end) {
       if (this.preface > 0) {
         const take = Math.min(this.preface, end - i);
         this.preface -= take;
         i += take;
         continue;
+      }
+      // A GOAWAY right behind another is not cut off: a peer that sends two
+      // at once (a graceful one, then the final one) sends them in one
+      // record, which nghttp2 reads whole over node:tls. (A header split
+      // across chunks is not looked at: its GOAWAY then starts a chunk of
+      // its own, or comes with its first bytes.)
+      if (this.headerFill === 0 && i > start && i + 3 < end && chunk[i + 3] === kGoaway &&
+          this.previousType !== kGoaway) {
+        this.beforeGoaway = true;
+        return i;
       }
       if (this.headerFill < 9) {
         const byte = chunk[i++];
@@ -57,9 +81,13 @@ class FrameScan {
       }
       if (this.left === 0) {
         const opens = this.type === kHeaders || this.type === kPushPromise;
+        this.previousType = this.type;
         this.headerFill = 0;
         this.length = 0;
-        if (opens && i < end) return i;
+        if (opens && i < end) {
+          this.beforeGoaway = i + 3 < end && chunk[i + 3] === kGoaway;
+          return i;
+        }
       }
     }
     return end;
@@ -70,13 +98,19 @@ const kScan = Symbol('tlswrap.h2.scan');
 const kPending = Symbol('tlswrap.h2.pending');
 const kFeed = Symbol('tlswrap.h2.feed');
 const kReading = Symbol('tlswrap.h2.reading');
+const kAfterPending = Symbol('tlswrap.h2.afterPending');
 
 // `wrapper`: a JSStreamSocket over `tls`, whose constructor just added
 // `nodeOnData` (node's own 'data' listener, which hands a chunk to nghttp2):
-// it is replaced by one that paces the chunks.
-function paceInput(wrapper, tls, nodeOnData) {
+// it is replaced by one that paces the chunks. `nodeOnEnd` and `nodeOnClose`
+// (node's listeners that pass the TLS socket's end to nghttp2 and destroy the
+// wrapper with it; null if not found) are held until the chunks held back
+// have been fed: a paused socket whose buffer is empty still emits 'end' and
+// 'close', and the end of the connection would overtake its last frames.
+function paceInput(wrapper, tls, nodeOnData, nodeOnEnd, nodeOnClose) {
   wrapper[kScan] = new FrameScan(!!tls._tlsOptions.isServer);
   wrapper[kPending] = null;
+  wrapper[kAfterPending] = [];
   wrapper[kFeed] = nodeOnData;
   wrapper[kReading] = true;
   tls.removeListener('data', nodeOnData);
@@ -84,6 +118,14 @@ function paceInput(wrapper, tls, nodeOnData) {
     if (wrapper[kPending] !== null) wrapper[kPending].push(chunk);
     else feed(wrapper, chunk);
   });
+  for (const [event, listener] of [['end', nodeOnEnd], ['close', nodeOnClose]]) {
+    if (listener === null) continue;
+    tls.removeListener(event, listener);
+    tls.once(event, (...args) => {
+      if (wrapper[kPending] !== null) wrapper[kAfterPending].push(() => listener.apply(tls, args));
+      else listener.apply(tls, args);
+    });
+  }
 }
 
 function feed(wrapper, chunk) {
@@ -96,21 +138,24 @@ function feed(wrapper, chunk) {
   wrapper[kFeed](chunk.subarray(0, cut));
   wrapper[kPending] = [chunk.subarray(cut)];
   wrapper.stream.pause();
-  process.nextTick(feedPendingNT, wrapper);
+  if (wrapper[kScan].beforeGoaway) setImmediate(feedPendingNT, wrapper);
+  else process.nextTick(feedPendingNT, wrapper);
 }
 
 function feedPendingNT(wrapper) {
   const pending = wrapper[kPending];
   wrapper[kPending] = null;
-  while (pending.length > 0) {
-    if (wrapper._handle === null) return;
+  while (pending.length > 0 && wrapper._handle !== null) {
     feed(wrapper, pending.shift());
     if (wrapper[kPending] !== null) {
       wrapper[kPending].push(...pending);
       return;
     }
   }
-  if (wrapper[kReading]) wrapper.stream.resume();
+  const after = wrapper[kAfterPending];
+  wrapper[kAfterPending] = [];
+  for (const listener of after) listener();
+  if (wrapper._handle !== null && wrapper[kReading]) wrapper.stream.resume();
 }
 
 // nghttp2's own flow control (JSStreamSocket's readStart/readStop): a start

@@ -148,12 +148,18 @@ function defineTLSStreamSocket() {
     // wrapper reports secureConnecting, and emits 'connect' after it, which
     // is what a session waits for on a socket that is not node:tls's.
     constructor(tlsSocket) {
-      const listeners = tlsSocket.listeners('data');
+      const events = ['data', 'end', 'close'];
+      const before = events.map((event) => tlsSocket.listeners(event));
       super(tlsSocket);
-      const added = tlsSocket.listeners('data').filter((listener) => !listeners.includes(listener));
+      const [data, end, close] = events.map((event, i) =>
+        tlsSocket.listeners(event).filter((listener) => !before[i].includes(listener)));
       // node's listener that hands each chunk to nghttp2, paced (see
-      // h2_pacing.js); a Node that adds none or several is left as it is.
-      if (added.length === 1) paceInput(this, tlsSocket, added[0]);
+      // h2_pacing.js), and those that pass on the end and close of the TLS
+      // socket, held behind the chunks it holds; a Node that adds none or
+      // several is left as it is.
+      if (data.length === 1) {
+        paceInput(this, tlsSocket, data[0], end.length === 1 ? end[0] : null, close.length === 1 ? close[0] : null);
+      }
       if (kCurrentWriteRequest === undefined) kCurrentWriteRequest = ownSymbol(this, 'kCurrentWriteRequest');
       // _controlReleased: verified and handed to the user ('secureConnect'
       // or the server's 'secureConnection' comes next). One already destroyed

@@ -44,6 +44,7 @@ const {
   writeGone: kWriteGone,
   readGone: kReadGone,
   ocspResponse: kOCSPResponse,
+  inputBeforeStart: kInputBeforeStart,
 } = binding.events;
 
 
@@ -303,7 +304,11 @@ class TLSSocket extends net.Socket {
     }
   }
 
-  _startForWrite() {
+  // A client made by hand on a connected socket starts its handshake when
+  // first used, as node:tls's does: at its first write (SSL_write begins it)
+  // or when the peer's first bytes arrive (so does SSL_read). A server's, or
+  // connect()'s, starts on its own (see the constructor and transport.js).
+  _startOnUse() {
     const transport = this._transport;
     if (!this._tlsOptions.isServer && transport !== null && !awaitsConnect(transport)) this._start();
   }
@@ -425,6 +430,9 @@ class TLSSocket extends net.Socket {
       case kWriteGone:
         this.destroy(codedError(Error, 'ERR_INVALID_STATE',
                                 'Invalid state: a Buffer being written was detached before it was sent'));
+        break;
+      case kInputBeforeStart:
+        this._startOnUse();
         break;
       case kReadGone:
         this.destroy(codedError(Error, 'ERR_INVALID_STATE',

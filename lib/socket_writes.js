@@ -138,7 +138,7 @@ class SocketWrites {
     }
     // A client made by hand on a connected socket starts its handshake with
     // its first write, as node:tls's does (SSL_write begins it there).
-    if (!this._started) this._startForWrite();
+    if (!this._started) this._startOnUse();
     this._refreshTimeout();
     this._bytesWritten += bytes;
     this._writeCallback = cb;

@@ -143,7 +143,8 @@ function onTransportConnect() {
   // connect()'s handshake starts before the user's 'connect' listeners run,
   // as with node:tls (its _start is the first 'connect' listener): an end()
   // from one of them shuts down after the ClientHello. A client made by hand
-  // waits for its first write, as node:tls's does (SSL_write begins it).
+  // waits for its first write or the peer's first bytes, as node:tls's does
+  // (see _startOnUse).
   if (owner._tlsOptions.isServer || owner._connectOptions !== null) owner._start();
   owner.emit('connect');
   if (this[kOwnTransport]) owner.emit('ready');

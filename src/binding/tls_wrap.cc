@@ -134,6 +134,7 @@ void TLSWrap::Receive(const Napi::CallbackInfo& info) {
   if (dead()) return;
   auto chunk = BufferArg(info, 0, "chunk");
   engine_->enc_in().Append(reinterpret_cast<const char*>(chunk.Data()), chunk.Length());
+  ReportInputBeforeStart();
   CycleForCaller();
 }
 

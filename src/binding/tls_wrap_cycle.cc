@@ -189,9 +189,11 @@ bool TLSWrap::Flush(bool force) {
 
 void TLSWrap::SyncReading() {
   if (native_ == nullptr) return;
-  // An engine not started yet (a client made by hand before its first
-  // write; a takeover's starts as soon as this handle is open) reads only to
-  // see the peer's EOF or reset: what it buffers meanwhile has a bound.
+  // An engine not started yet (a client made by hand starts at its first
+  // write or the peer's first bytes; a takeover's as soon as this handle is
+  // open, or once node's own writes are out) reads only to see the peer's
+  // EOF or reset, or bytes that start it: what it buffers meanwhile has a
+  // bound.
   bool room = engine_->started() || engine_->enc_in().size() < kUnstartedInput;
   if (engine_->WantsInput() && room) {
     native_->ReadStart();

@@ -130,7 +130,10 @@ void TLSWrap::FromLoop(F&& f) {
 }
 
 void TLSWrap::OnTransportRead() {
-  FromLoop([this] { Cycle(); });
+  FromLoop([this] {
+    ReportInputBeforeStart();
+    Cycle();
+  });
 }
 
 void TLSWrap::OnTransportEOF() {
@@ -150,6 +153,18 @@ bool TLSWrap::ReportEOFBeforeStart() {
   // for after a start; JS reports it only once.
   Call(on_event_, {Napi::Number::New(Env(), static_cast<int>(EventType::kEnd)), Env().Undefined()});
   return true;
+}
+
+void TLSWrap::ReportInputBeforeStart() {
+  if (dead() || engine_->started() || engine_->enc_in().empty()) return;
+  // node:tls's SSL_read of what arrived runs the handshake of a client's SSL
+  // (in connect state from its birth), so a client made by hand that never
+  // writes still answers a peer that speaks first: with its ClientHello, or
+  // an error for bytes that are not TLS. Whether this engine is such a client
+  // only JS knows. Until it starts, what is read ahead stays bounded (see
+  // SyncReading).
+  Call(on_event_, {Napi::Number::New(Env(), static_cast<int>(EventType::kInputBeforeStart)),
+                   Env().Undefined()});
 }
 
 void TLSWrap::OnTransportReadError(int uv_error) {

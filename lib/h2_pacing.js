@@ -32,6 +32,7 @@ const kPreface = 24; // "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", client to server
 const kHeaders = 0x1;
 const kPushPromise = 0x5;
 const kGoaway = 0x7;
+const kContinuation = 0x9;
 
 class FrameScan {
   constructor(isServer) {
@@ -42,6 +43,7 @@ class FrameScan {
     this.left = 0; // payload bytes still to come
     this.previousType = -1; // of the last whole frame
     this.beforeGoaway = false; // whether the last cut was in front of a GOAWAY
+    this.headersEnded = false; // whether those bytes end a HEADERS, PUSH_PROMISE or CONTINUATION
   }
 
   // The offset in `chunk`, from `start`, just past the first frame that opens
@@ -51,6 +53,7 @@ class FrameScan {
     const end = chunk.length;
     let i = start;
     this.beforeGoaway = false;
+    this.headersEnded = false;
     while (i < end) {
       if (this.preface > 0) {
         const take = Math.min(this.preface, end - i);
@@ -81,6 +84,7 @@ class FrameScan {
       }
       if (this.left === 0) {
         const opens = this.type === kHeaders || this.type === kPushPromise;
+        if (opens || this.type === kContinuation) this.headersEnded = true;
         this.previousType = this.type;
         this.headerFill = 0;
         this.length = 0;
@@ -99,6 +103,7 @@ const kPending = Symbol('tlswrap.h2.pending');
 const kFeed = Symbol('tlswrap.h2.feed');
 const kReading = Symbol('tlswrap.h2.reading');
 const kAfterPending = Symbol('tlswrap.h2.afterPending');
+const kInRead = Symbol('tlswrap.h2.inRead');
 
 // `wrapper`: a JSStreamSocket over `tls`, whose constructor just added
 // `nodeOnData` (node's own 'data' listener, which hands a chunk to nghttp2):
@@ -128,14 +133,27 @@ function paceInput(wrapper, tls, nodeOnData, nodeOnEnd, nodeOnClose) {
   }
 }
 
+// Node's listener, with the wrapper marked as reading header blocks
+// meanwhile: nghttp2 writes what a chunk provoked before returning, and the
+// handlers of the streams it opened run after that (see inRead).
+function feedNode(wrapper, chunk, headers) {
+  wrapper[kInRead] = headers;
+  try {
+    wrapper[kFeed](chunk);
+  } finally {
+    wrapper[kInRead] = false;
+  }
+}
+
 function feed(wrapper, chunk) {
   // Strings and object-mode chunks are node's listener's to refuse.
   const cut = Buffer.isBuffer(chunk) ? wrapper[kScan].cut(chunk, 0) : chunk.length;
+  const headers = Buffer.isBuffer(chunk) && wrapper[kScan].headersEnded;
   if (cut === chunk.length) {
-    wrapper[kFeed](chunk);
+    feedNode(wrapper, chunk, headers);
     return;
   }
-  wrapper[kFeed](chunk.subarray(0, cut));
+  feedNode(wrapper, chunk.subarray(0, cut), headers);
   wrapper[kPending] = [chunk.subarray(cut)];
   wrapper.stream.pause();
   if (wrapper[kScan].beforeGoaway) setImmediate(feedPendingNT, wrapper);
@@ -170,4 +188,16 @@ function readStop(wrapper) {
   wrapper[kReading] = false;
 }
 
-module.exports = { FrameScan, paceInput, readStart, readStop };
+// Whether nghttp2 is reading a chunk of `wrapper`'s that ends a header block
+// (a request) now: a write it makes meanwhile answers that input (a SETTINGS
+// ACK, say) before the 'stream' handlers of the same input have run.
+function inRead(wrapper) {
+  return wrapper[kInRead] === true;
+}
+
+// Whether part of what was read waits to be fed (a chunk cut after a HEADERS).
+function inputHeld(wrapper) {
+  return wrapper[kPending] !== null && wrapper[kPending] !== undefined;
+}
+
+module.exports = { FrameScan, inRead, inputHeld, paceInput, readStart, readStop };

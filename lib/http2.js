@@ -38,7 +38,7 @@ const { kIncomingMessage } = require('node:_http_common');
 const binding = require('./binding');
 const { connect: tlsConnect } = require('./connect');
 const { invalidArgType, validateInteger } = require('./errors');
-const { paceInput, readStart: paceReadStart, readStop: paceReadStop } = require('./h2_pacing');
+const { inputHeld, inRead, paceInput, readStart: paceReadStart, readStop: paceReadStop } = require('./h2_pacing');
 const { Server: TLSServer } = require('./server');
 const { TLSSocket } = require('./socket');
 
@@ -206,14 +206,27 @@ function defineTLSStreamSocket() {
       }
       let bytes = 0;
       for (let i = 0; i < merged.length; i++) bytes += merged[i].length;
+      const turn = inRead(this) ? currentTurn() : -1;
       this[kCurrentWriteRequest] = req;
       tls._dispatch(merged, bytes, (err) => {
         if (!err) {
           releaseOwnBuffers(bufs);
           if (merged !== bufs) releaseOwnBuffers(merged);
         }
-        // As node's: finished from a later turn of the loop, with a uv code.
-        setImmediate(finishWriteNT, this, handle, err ? uvCode(err) : 0);
+        if (!err && turn === loopTurn) {
+          // Made while nghttp2 read the input that provoked it (a SETTINGS
+          // ACK), and complete in that turn. Over node:tls that input's
+          // 'stream' handlers run before this write is made and what they
+          // queue goes out with it; here they run after it was made. Were it
+          // finished from the check phase, their immediates would run first,
+          // with their frames held behind it: a destroy() there lost the
+          // response, a close() on Node 20 never completed. So it finishes
+          // on the next tick, right behind those handlers.
+          process.nextTick(finishReadWriteNT, this, handle);
+        } else {
+          // As node's: finished from a later turn of the loop, with a uv code.
+          setImmediate(finishWriteNT, this, handle, err ? uvCode(err) : 0);
+        }
       });
       return 0;
     }
@@ -274,8 +287,41 @@ function ownSymbol(object, description) {
   return found === undefined ? null : found;
 }
 
+// Which turn of the event loop this is, for the writes made during a read:
+// the count moves on in the check phase after such a write was made (one
+// immediate for all sessions). A write whose callback comes before that did
+// not wait for the socket to drain: its ciphertext reached the kernel inside
+// writev(), or later in the same engine cycle (the native transport sends a
+// write made from a 'data' handler once the batch is delivered). As nothing
+// was waited for, finishing it on the next tick starves no I/O, and nghttp2
+// sends what comes next from an immediate of its own. A write that waited
+// keeps node's setImmediate.
+let loopTurn = 0;
+let turnEnding = false;
+function currentTurn() {
+  if (!turnEnding) {
+    turnEnding = true;
+    setImmediate(endTurn);
+  }
+  return loopTurn;
+}
+function endTurn() {
+  loopTurn++;
+  turnEnding = false;
+}
+
 function finishWriteNT(wrapper, handle, code) {
   wrapper.finishWrite(handle, code);
+}
+
+// A write made during a read (see doWrite), on the tick after its handlers:
+// finished now once the whole read has been fed. While pacing holds part of
+// it back (a burst of requests), the responses that the rest provokes are
+// left to gather behind this write, as before, and go in one write from the
+// check phase rather than in one write each.
+function finishReadWriteNT(wrapper, handle) {
+  if (inputHeld(wrapper)) setImmediate(finishWriteNT, wrapper, handle, 0);
+  else wrapper.finishWrite(handle, 0);
 }
 
 // libuv's codes are negated errno values on POSIX; node's wrapper, too, makes

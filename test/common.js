@@ -128,9 +128,17 @@ function readBytes(stream, n) {
   });
 }
 
+// What `promise` resolves with, or `timedOut` if it has not within `ms`: a
+// step that hangs fails its test's assertion instead of its timeout.
+function orTimeout(promise, ms, timedOut) {
+  let timer;
+  const late = new Promise((resolve) => { timer = setTimeout(resolve, ms, timedOut); });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 module.exports = {
   makePair, pattern, builtin, fixtures, fixture, tlswrap, serverOptions, clientOptions, listen, closeServer, release,
-  plainTcpPair, readBytes,
+  plainTcpPair, readBytes, orTimeout,
 };
 
 // --- TLS record proxy (appended for the record-level tests) ---

@@ -6,18 +6,15 @@
 
 const assert = require('node:assert');
 const { once } = require('node:events');
-const { builtin, fixtures, tlswrap, serverOptions, listen, closeServer } = require('./common');
+const { builtin, fixtures, tlswrap, serverOptions, listen, closeServer, orTimeout } = require('./common');
 
 const http2 = builtin ? require('node:http2') : require('tlswrap/http2');
 
-// Rejects after `ms` with `what` in the message: a session that never closes
-// fails the test rather than hanging it.
-function within(promise, ms, what) {
-  let timer;
-  const timeout = new Promise((resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+// Rejects if `promise` has not settled within `ms`, with `what` in the
+// message: a session that never closes fails the test rather than hanging it.
+async function within(promise, ms, what) {
+  const late = Symbol('late');
+  if (await orTimeout(promise, ms, late) === late) throw new Error(`${what}: not within ${ms} ms`);
 }
 
 // Over node:tls each TLS record reaches nghttp2 in a read of its own, and

@@ -11,7 +11,7 @@ const net = require('node:net');
 const { Duplex } = require('node:stream');
 const { once } = require('node:events');
 const {
-  builtin, fixtures, tlswrap, serverOptions, listen, closeServer, pattern, plainTcpPair, readBytes,
+  builtin, fixtures, tlswrap, serverOptions, listen, closeServer, pattern, plainTcpPair, readBytes, orTimeout,
 } = require('./common');
 
 const expectNative = !builtin && process.env.TLSWRAP_TRANSPORT !== 'js';
@@ -231,10 +231,7 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
       const closed = new Promise((resolve) => client.on('close', resolve));
       await new Promise((resolve) => setTimeout(resolve, 50));
       plain.end();
-      let timer;
-      const timedOut = new Promise((resolve) => { timer = setTimeout(resolve, 5000, 'timed out'); });
-      const outcome = await Promise.race([closed.then((hadError) => `close ${hadError}`), timedOut]);
-      clearTimeout(timer);
+      const outcome = await orTimeout(closed.then((hadError) => `close ${hadError}`), 5000, 'timed out');
       events.push(outcome);
       assert.deepStrictEqual(events, ['error ECONNRESET', 'close true']);
     } finally {
@@ -267,10 +264,7 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
           const closed = new Promise((resolve) => socket.on('close', resolve));
           await new Promise((resolve) => setTimeout(resolve, 50));
           peer.end(Buffer.alloc(size, 'x'));
-          let timer;
-          const timedOut = new Promise((resolve) => { timer = setTimeout(resolve, 5000, 'timed out'); });
-          const outcome = await Promise.race([closed.then((hadError) => `close ${hadError}`), timedOut]);
-          clearTimeout(timer);
+          const outcome = await orTimeout(closed.then((hadError) => `close ${hadError}`), 5000, 'timed out');
           events.push(outcome);
           assert.deepStrictEqual(events, ['error ERR_SSL_WRONG_VERSION_NUMBER', 'close true']);
           assert.strictEqual(raw.destroyed, true);
@@ -305,13 +299,9 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
         plain.on('data', (chunk) => chunks.push(chunk));
         const peerEnded = once(plain, 'end').then(() => plain.end());
         plain.resume();
-        let timer;
-        const timedOut = new Promise((resolve) => { timer = setTimeout(resolve, 5000, 'timed out'); });
-        const outcome = await Promise.race([
+        const outcome = await orTimeout(
           Promise.all([peerEnded, closed]).then(([, hadError]) => `peer end, close ${hadError}`),
-          timedOut,
-        ]);
-        clearTimeout(timer);
+          5000, 'timed out');
         assert.strictEqual(outcome, 'peer end, close true');
         const received = Buffer.concat(chunks);
         assert.ok(received.length >= plaintext.length, `the peer got ${received.length} bytes`);
@@ -349,10 +339,7 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
         client.resume();
         const closed = new Promise((resolve) => client.on('close', resolve));
         plain.end(early ? undefined : garbage);
-        let timer;
-        const timedOut = new Promise((resolve) => { timer = setTimeout(resolve, 5000, 'timed out'); });
-        const outcome = await Promise.race([closed.then((hadError) => `close ${hadError}`), timedOut]);
-        clearTimeout(timer);
+        const outcome = await orTimeout(closed.then((hadError) => `close ${hadError}`), 5000, 'timed out');
         events.push(outcome);
         assert.deepStrictEqual(events, expected);
       } finally {
@@ -370,10 +357,7 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
         const { client: raw, server: plain } = tcp;
         tcp.track(new tlswrap.TLSSocket(raw, { secureContext: tlswrap.createSecureContext({}) }));
         plain.write(Buffer.from([0x16, 0x03, 0x03, 0x00, 0x10]));
-        let timer;
-        const timedOut = new Promise((resolve) => { timer = setTimeout(resolve, 5000, Buffer.from('timed out')); });
-        const hello = await Promise.race([readBytes(plain, 5), timedOut]);
-        clearTimeout(timer);
+        const hello = await orTimeout(readBytes(plain, 5), 5000, Buffer.from('timed out'));
         assert.deepStrictEqual([...hello.subarray(0, 2)], [0x16, 0x03], `a handshake record, got '${hello}'`);
       } finally {
         await tcp.close();

@@ -323,9 +323,14 @@ function useTransport(socket, onNextTick = false) {
     while ((chunk = transport.read()) !== null) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
     buffered = Buffer.concat(chunks);
   }
+  // A client made by hand that they start (see _startOnUse) waits for
+  // carry(), as connect()'s does (useBufferedNT starts it): its first flight
+  // then goes out on the handle that keeps the connection.
+  socket._handover = buffered !== null;
   try {
     if (buffered !== null) feed(socket._handle, buffered);
   } finally {
+    socket._handover = false;
     if (socket._handle !== null) carry(socket, transport);
   }
 }

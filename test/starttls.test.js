@@ -348,6 +348,33 @@ describe('STARTTLS over TCP: handing a net.Socket over to TLS', function () {
     });
   }
 
+  // Bytes the net.Socket read before the upgrade start that client too, but
+  // only once the engine's own handle has the connection: a ClientHello
+  // written through node's handle just before it closes would be cut off
+  // wherever the kernel had not taken all of it.
+  it("a TLSSocket made by hand started by bytes read before the upgrade writes its ClientHello on the engine's handle",
+    async function () {
+      if (!expectNative) this.skip();
+      const tcp = await plainTcpPair();
+      try {
+        const { client: raw, server: plain } = tcp;
+        raw.pause();
+        plain.write(Buffer.from([0x16, 0x03, 0x03, 0x00, 0x10]));
+        await once(raw, 'readable');
+        const throughNode = [];
+        raw.write = function (chunk, ...rest) {
+          throughNode.push(chunk.length);
+          return net.Socket.prototype.write.call(this, chunk, ...rest);
+        };
+        tcp.track(new tlswrap.TLSSocket(raw, { secureContext: tlswrap.createSecureContext({}) }));
+        const hello = await orTimeout(readBytes(plain, 5), 5000, Buffer.from('timed out'));
+        assert.deepStrictEqual([...hello.subarray(0, 2)], [0x16, 0x03], `a handshake record, got '${hello}'`);
+        assert.deepStrictEqual(throughNode, [], "the ClientHello went through node's handle");
+      } finally {
+        await tcp.close();
+      }
+    });
+
   // The same client whose peer sends the start of a TLS record and waits:
   // the handshake has begun, its ClientHello is on the wire.
   it('a TLSSocket made by hand, never written to, sends its ClientHello once the peer has sent bytes',

@@ -155,9 +155,16 @@ function feed(wrapper, chunk) {
   }
   feedNode(wrapper, chunk.subarray(0, cut), headers);
   wrapper[kPending] = [chunk.subarray(cut)];
-  wrapper.stream.pause();
-  if (wrapper[kScan].beforeGoaway) setImmediate(feedPendingNT, wrapper);
-  else process.nextTick(feedPendingNT, wrapper);
+  if (wrapper[kScan].beforeGoaway) {
+    // I/O runs before the immediate: what arrives meanwhile stays in the
+    // socket's buffer.
+    wrapper.stream.pause();
+    setImmediate(feedPendingNT, wrapper);
+  } else {
+    // No read can come before the tick queue has drained, so the socket is
+    // left flowing.
+    process.nextTick(feedPendingNT, wrapper);
+  }
 }
 
 function feedPendingNT(wrapper) {
@@ -173,7 +180,9 @@ function feedPendingNT(wrapper) {
   const after = wrapper[kAfterPending];
   wrapper[kAfterPending] = [];
   for (const listener of after) listener();
-  if (wrapper._handle !== null && wrapper[kReading]) wrapper.stream.resume();
+  // Paused here for a GOAWAY, or by nghttp2 while the rest waited (whose
+  // start was then put off).
+  if (wrapper._handle !== null && wrapper[kReading] && wrapper.stream.isPaused()) wrapper.stream.resume();
 }
 
 // nghttp2's own flow control (JSStreamSocket's readStart/readStop): a start

@@ -50,6 +50,31 @@ describe('a client TLSSocket made by hand over a net.Socket', function () {
     });
   }
 
+  // The peer sends no byte, only its FIN: node:tls's SSL_read of that EOF
+  // runs the handshake of the client's SSL all the same, and its end() (no
+  // half-open) flushes the ClientHello that wrote before the FIN (Node 20
+  // and 24 alike).
+  it('a TLSSocket made by hand whose peer only ends sends its ClientHello, then its FIN', async function () {
+    const tcp = await plainTcpPair();
+    try {
+      const { client: raw, server: plain } = tcp;
+      const client = tcp.track(new tlswrap.TLSSocket(raw, { secureContext: tlswrap.createSecureContext({}) }));
+      client.resume();
+      const chunks = [];
+      plain.on('data', (d) => chunks.push(d));
+      const peerEnded = once(plain, 'end');
+      plain.end();
+      await orTimeout(peerEnded, 5000, null);
+      const got = Buffer.concat(chunks);
+      assert.ok(got.length >= 6, `the peer got ${got.length} bytes before the FIN`);
+      // One handshake record (0x16) holding a ClientHello (0x01), whole.
+      assert.deepStrictEqual([got[0], got[1], got[5]], [0x16, 0x03, 0x01], `got ${got.subarray(0, 6).toString('hex')}`);
+      assert.strictEqual(got.length, 5 + got.readUInt16BE(3));
+    } finally {
+      await tcp.close();
+    }
+  });
+
   // Bytes the net.Socket read before the upgrade start that client too, but
   // only once the engine's own handle has the connection: a ClientHello
   // written through node's handle just before it closes would be cut off

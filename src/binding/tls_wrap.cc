@@ -141,7 +141,8 @@ void TLSWrap::Receive(const Napi::CallbackInfo& info) {
 void TLSWrap::ReceiveEOF(const Napi::CallbackInfo& /*info*/) {
   if (dead()) return;
   engine_->ReceiveEOF();
-  if (ReportEOFBeforeStart()) return;
+  ReportInputBeforeStart(true);
+  if (dead() || ReportEOFBeforeStart()) return;
   CycleForCaller();
 }
 

@@ -166,9 +166,10 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   // The transport's EOF came before start(): reported to JS at once. False
   // if the engine has started (the cycle reports it, behind what came first).
   bool ReportEOFBeforeStart();
-  // Ciphertext came before start(): JS is told, and starts the engine if it
-  // is a client made by hand, whose handshake node:tls begins there too.
-  void ReportInputBeforeStart();
+  // Ciphertext (or, `eof`, the transport's EOF) came before start(): JS is
+  // told, and starts the engine if it is a client made by hand, whose
+  // handshake node:tls begins there too.
+  void ReportInputBeforeStart(bool eof = false);
   // Ciphertext an unstarted engine reads ahead: a ClientHello or two.
   static constexpr size_t kUnstartedInput = 64 * 1024;
   // Engine ciphertext the transports have taken so far (this one's count

@@ -140,7 +140,8 @@ void TLSWrap::OnTransportEOF() {
   FromLoop([this] {
     if (dead()) return;
     engine_->ReceiveEOF();
-    if (ReportEOFBeforeStart()) return;
+    ReportInputBeforeStart(true);
+    if (dead() || ReportEOFBeforeStart()) return;
     Cycle();
   });
 }
@@ -155,14 +156,15 @@ bool TLSWrap::ReportEOFBeforeStart() {
   return true;
 }
 
-void TLSWrap::ReportInputBeforeStart() {
-  if (dead() || engine_->started() || engine_->enc_in().empty()) return;
+void TLSWrap::ReportInputBeforeStart(bool eof) {
+  if (dead() || engine_->started() || (!eof && engine_->enc_in().empty())) return;
   // node:tls's SSL_read of what arrived runs the handshake of a client's SSL
   // (in connect state from its birth), so a client made by hand that never
   // writes still answers a peer that speaks first: with its ClientHello, or
-  // an error for bytes that are not TLS. Whether this engine is such a client
-  // only JS knows. Until it starts, what is read ahead stays bounded (see
-  // SyncReading).
+  // an error for bytes that are not TLS. So does its SSL_read of an EOF: the
+  // ClientHello then goes out before the FIN of its end(). Whether this
+  // engine is such a client only JS knows. Until it starts, what is read
+  // ahead stays bounded (see SyncReading).
   Call(on_event_, {Napi::Number::New(Env(), static_cast<int>(EventType::kInputBeforeStart)),
                    Env().Undefined()});
 }

@@ -75,6 +75,37 @@ describe('a client TLSSocket made by hand over a net.Socket', function () {
     }
   });
 
+  // Where the start is held (as during a takeover, until node's bytes are
+  // out), reads go on reaching the unstarted engine: JS, which starts it or
+  // keeps the start for later, is asked once, not at every read.
+  it('a TLSSocket made by hand is asked to start once, however many reads come before the start', async function () {
+    if (builtin) this.skip();
+    const { inputBeforeStart } = require('../lib/binding').events;
+    const tcp = await plainTcpPair();
+    try {
+      const { client: raw, server: plain } = tcp;
+      const client = tcp.track(new tlswrap.TLSSocket(raw, { secureContext: tlswrap.createSecureContext({}) }));
+      const asked = [];
+      const onEvent = client._onEngineEvent;
+      client._onEngineEvent = function (type, ...rest) {
+        if (type === inputBeforeStart) asked.push(type);
+        return onEvent.call(this, type, ...rest);
+      };
+      client._start = () => {}; // held
+      client.resume();
+      for (const chunk of ['a', 'b', 'c']) {
+        plain.write(chunk);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const ended = once(client, 'end');
+      plain.end();
+      await orTimeout(ended, 5000, null);
+      assert.strictEqual(asked.length, 1);
+    } finally {
+      await tcp.close();
+    }
+  });
+
   // Bytes the net.Socket read before the upgrade start that client too, but
   // only once the engine's own handle has the connection: a ClientHello
   // written through node's handle just before it closes would be cut off

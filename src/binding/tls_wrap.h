@@ -166,9 +166,9 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   // The transport's EOF came before start(): reported to JS at once. False
   // if the engine has started (the cycle reports it, behind what came first).
   bool ReportEOFBeforeStart();
-  // Ciphertext (or, `eof`, the transport's EOF) came before start(): JS is
-  // told, and starts the engine if it is a client made by hand, whose
-  // handshake node:tls begins there too.
+  // Ciphertext (or, `eof`, the transport's EOF) came to a client before
+  // start(): JS is told, once, and starts the engine if it is a client made
+  // by hand, whose handshake node:tls begins there too.
   void ReportInputBeforeStart(bool eof = false);
   // Ciphertext an unstarted engine reads ahead: a ClientHello or two.
   static constexpr size_t kUnstartedInput = 64 * 1024;
@@ -246,6 +246,7 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   bool destroyed_ = false;
   bool self_ref_ = false;
   bool cleanup_hook_ = false;
+  bool input_reported_ = false;  // see ReportInputBeforeStart
 };
 
 }  // namespace tlswrap

@@ -23,7 +23,7 @@ namespace tlswrap {
   X(kWriteGone, "writeGone", 13)               /* a queued write's memory was detached */        \
   X(kOCSPResponse, "ocspResponse", 14)         /* client: the staple; `value` 0: none */         \
   X(kReadGone, "readGone", 15)                 /* binding: memory decrypted into was detached */ \
-  X(kInputBeforeStart, "inputBeforeStart", 16) /* binding: ciphertext came before Start() */
+  X(kInputBeforeStart, "inputBeforeStart", 16) /* binding: a client read before Start(); once */
 
 enum class EventType : int {
 #define TLSWRAP_EVENT_ENUM(name, js, code) name = code,

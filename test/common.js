@@ -285,3 +285,15 @@ class SocketDuplex extends Duplex {
 }
 
 module.exports.SocketDuplex = SocketDuplex;
+
+// What a client sent while nothing answered it (`bytes`) is one whole
+// handshake record (0x16) holding a ClientHello (0x01), and nothing else.
+function assertOneClientHello(bytes) {
+  const assert = require('node:assert');
+  assert.ok(bytes.length >= 6, `${bytes.length} bytes`);
+  const head = bytes.subarray(0, 6).toString('hex');
+  assert.deepStrictEqual([bytes[0], bytes[1], bytes[5]], [0x16, 0x03, 0x01], `got ${head}`);
+  assert.strictEqual(bytes.length, 5 + bytes.readUInt16BE(3));
+}
+
+module.exports.assertOneClientHello = assertOneClientHello;

@@ -150,6 +150,7 @@ class TLSSocket extends net.Socket {
     this._started = false;
     this._handover = false; // the engine may not start: node's writes first, no handle of ours yet
     this._startWanted = false; // _start() came while _handover
+    this._startAtEnd = false; // the peer's EOF came before the start (a client made by hand)
     this._starting = false; // in the engine's start(): see _onEngineError
     this._hadError = false;
     this._enginePaused = false;
@@ -432,7 +433,9 @@ class TLSSocket extends net.Socket {
                                 'Invalid state: a Buffer being written was detached before it was sent'));
         break;
       case kInputBeforeStart:
-        this._startOnUse();
+        // An EOF (`arg`) starts it at end(): see _final().
+        if (arg === true) this._startAtEnd = true;
+        else this._startOnUse();
         break;
       case kReadGone:
         this.destroy(codedError(Error, 'ERR_INVALID_STATE',

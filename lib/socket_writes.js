@@ -170,6 +170,9 @@ class SocketWrites {
       transport.once('connect', () => this._final(cb));
       return;
     }
+    // node:tls's SSL_read of the peer's EOF began a client's handshake; its
+    // shutdown flushes that ClientHello, ahead of the FIN.
+    if (this._startAtEnd) this._startOnUse();
     this._shutdownRequested = true;
     if (!this._started && !this._startWanted) {
       // Nothing was ever said on the wire: just end the transport.

@@ -51,25 +51,35 @@ describe('a client TLSSocket made by hand over a net.Socket', function () {
   }
 
   // The peer sends no byte, only its FIN: node:tls's SSL_read of that EOF
-  // runs the handshake of the client's SSL all the same, and its end() (no
-  // half-open) flushes the ClientHello that wrote before the FIN (Node 20
-  // and 24 alike).
-  it('a TLSSocket made by hand whose peer only ends sends its ClientHello, then its FIN', async function () {
-    const tcp = await plainTcpPair();
-    try {
-      const { client: raw, server: plain } = tcp;
-      const client = tcp.track(new tlswrap.TLSSocket(raw, { secureContext: tlswrap.createSecureContext({}) }));
-      client.resume();
-      const chunks = [];
-      plain.on('data', (d) => chunks.push(d));
-      const peerEnded = once(plain, 'end');
-      plain.end();
-      await orTimeout(peerEnded, 5000, null);
-      assertOneClientHello(Buffer.concat(chunks));
-    } finally {
-      await tcp.close();
-    }
-  });
+  // runs the handshake of the client's SSL all the same, and its end()
+  // flushes the ClientHello that wrote before the FIN (Node 20 and 24
+  // alike): at once without half-open, when the program ends it with.
+  for (const halfOpen of [false, true]) {
+    it(`a TLSSocket made by hand whose peer only ends sends its ClientHello, then its FIN, at its end()${
+      halfOpen ? ' (half-open)' : ''}`, async function () {
+      const tcp = await plainTcpPair();
+      try {
+        const { client: raw, server: plain } = tcp;
+        raw.allowHalfOpen = halfOpen;
+        const client = tcp.track(new tlswrap.TLSSocket(raw, { secureContext: tlswrap.createSecureContext({}) }));
+        client.resume();
+        const chunks = [];
+        plain.on('data', (d) => chunks.push(d));
+        const peerEnded = once(plain, 'end');
+        plain.end();
+        if (halfOpen) {
+          await orTimeout(once(client, 'end'), 5000, null);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          assert.strictEqual(Buffer.concat(chunks).length, 0, 'sent while half-open');
+          client.end();
+        }
+        await orTimeout(peerEnded, 5000, null);
+        assertOneClientHello(Buffer.concat(chunks));
+      } finally {
+        await tcp.close();
+      }
+    });
+  }
 
   // Where the start is held (as during a takeover, until node's bytes are
   // out), reads go on reaching the unstarted engine: JS, which starts it or

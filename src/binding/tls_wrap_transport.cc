@@ -160,16 +160,16 @@ void TLSWrap::ReportInputBeforeStart(bool eof) {
   // node:tls's SSL_read of what arrived runs the handshake of a client's SSL
   // (in connect state from its birth), so a client made by hand that never
   // writes still answers a peer that speaks first: with its ClientHello, or
-  // an error for bytes that are not TLS. So does its SSL_read of an EOF: the
-  // ClientHello then goes out before the FIN of its end(). A server's SSL
-  // waits for its start. JS starts the engine, or keeps the start for after
-  // a takeover, so it is told once; until the start, what is read ahead
-  // stays bounded (see SyncReading).
+  // an error for bytes that are not TLS. So does its SSL_read of an EOF,
+  // but nothing flushes that ClientHello until its end() (the `eof` JS is
+  // given). A server's SSL waits for its start. JS starts the engine, or
+  // keeps the start for later, so it is told once; until the start, what is
+  // read ahead stays bounded (see SyncReading).
   if (input_reported_ || dead() || engine_->is_server() || engine_->started()) return;
   if (!eof && engine_->enc_in().empty()) return;
   input_reported_ = true;
   Call(on_event_, {Napi::Number::New(Env(), static_cast<int>(EventType::kInputBeforeStart)),
-                   Env().Undefined()});
+                   Napi::Boolean::New(Env(), eof)});
 }
 
 void TLSWrap::OnTransportReadError(int uv_error) {

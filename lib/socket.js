@@ -147,6 +147,7 @@ class TLSSocket extends net.Socket {
     this._endBeforeSecure = false; // EOF before the handshake; ECONNRESET at 'end'
     this._secureEstablished = false;
     this._controlReleased = false;
+    this._errorsReleased = false; // 'error' is the user's (_releaseErrors)
     this._started = false;
     this._handover = false; // the engine may not start: node's writes first, no handle of ours yet
     this._startWanted = false; // _start() came while _handover

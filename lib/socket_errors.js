@@ -115,6 +115,7 @@ class SocketErrors {
   // connect() at once, a server at 'secure': errors are the user's from now
   // on, as with node:tls (unhandled, they throw).
   _releaseErrors() {
+    this._errorsReleased = true;
     this.removeListener('error', this._tlsError);
   }
 

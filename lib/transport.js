@@ -88,7 +88,16 @@ function onTransportError(err) {
   // is the TLS socket's at once (before listeners added to the transport
   // later), and the TLS socket closes when the transport does, with no
   // error of its own.
-  if (!owner.destroyed) owner.emit('error', err);
+  if (!owner.destroyed) emitTransportError(owner, err);
+}
+// As node:tls's _emitTLSError: always '_tlsError', but 'error' only once
+// errors are released (connect() at once, a server's socket at
+// 'secureConnection'). A socket made by hand, or a server's still in its
+// handshake (the server reports it as 'tlsClientError'), has no 'error' for
+// its transport's.
+function emitTransportError(owner, err) {
+  owner.emit('_tlsError', err);
+  if (owner._errorsReleased) owner.emit('error', err);
 }
 function onTransportClose() {
   this[kCloseSeen] = true;
@@ -443,7 +452,7 @@ function readEarly(socket, raw) {
 function noRead() {}
 
 function emitTransportErrorNT(owner, err) {
-  owner.emit('error', err);
+  emitTransportError(owner, err);
 }
 
 function useBufferedNT(socket) {

@@ -125,6 +125,32 @@ describe('raw socket: what the net.Socket under a TLS socket sees', function () 
       });
   }
 
+  // node:tls hands the net.Socket's error to its TLS socket as its
+  // _emitTLSError does: '_tlsError' always, 'error' only once control is
+  // released (connect() at once). A socket made by hand never gets 'error'
+  // for it (tlswrap once emitted it there too). Either way the TLS socket
+  // closes with hadError false.
+  for (const side of ['client', 'server']) {
+    it(`destroy(err) on the net.Socket under the ${side} (${side === 'client' ? 'connect()' : 'made by hand'}): ` +
+      `${side === 'client' ? "'_tlsError' and 'error'" : "'_tlsError' alone"}, then 'close' without hadError`, async function () {
+      const tcp = await tcpPair();
+      try {
+        const pair = tcp.upgrade();
+        await exchange(pair, 1024);
+        const [tls, raw] = side === 'client' ? [pair.tlsClient, tcp.client] : [pair.tlsServer, tcp.server];
+        const events = [];
+        for (const name of ['error', '_tlsError']) tls.on(name, (err) => events.push(`${name} ${err.message}`));
+        const closed = new Promise((resolve) => tls.once('close', (hadError) => resolve(`close ${hadError}`)));
+        raw.destroy(new Error('gone'));
+        events.push(await Promise.race([closed, sleep(5000).then(() => 'still open')]));
+        const expected = side === 'client' ? ['_tlsError gone', 'error gone'] : ['_tlsError gone'];
+        assert.deepStrictEqual(events, [...expected, 'close false']);
+      } finally {
+        await tcp.close();
+      }
+    });
+  }
+
   // A program error (a retry that wraps the same socket again), which must
   // not take the process down: node:tls fails the second with ECONNRESET
   // when the peer leaves. tlswrap's generic transport once called its read

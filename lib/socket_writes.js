@@ -7,7 +7,9 @@
 const { codedError } = require('./errors');
 const { addSurface } = require('./net_surface');
 const { systemError, transportWriteError } = require('./socket_errors');
-const { awaitsConnect, kOwner, onNodeHandle } = require('./transport');
+const {
+  awaitsConnect, carriedByPush, kIoError, kOwner, onNodeHandle, shutdownTransport, transportEnded,
+} = require('./transport');
 
 // Chunks of one write passed to the handle as arguments, at most; more go as
 // their Array (a call's arguments live on the stack).
@@ -28,6 +30,9 @@ function onCiphertextFlushed(err) {
   // ignores write errors after shutdown, the transport's 'error' for it is
   // not the socket's (lib/transport.js).
   if (err && owner._shutdownRequested && owner._writeCallback === null) owner._ignoredTransportError = err;
+  // Nobody's write waits on it, on a net.Socket whose handle node:tls would
+  // write itself: its 'error' for it is this socket's own (lib/transport.js).
+  else if (err && owner._writeCallback === null && carriedByPush(this)) this[kIoError] = err;
   else if (err && owner._writeCallback !== null) {
     // The write of the user's waiting on this ciphertext cannot complete.
     // As node:tls: the socket fails with the Duplex's own error, the write
@@ -65,8 +70,9 @@ class SocketWrites {
       cb();
     };
     this._transportFinish = finish;
-    transport.once('finish', finish);
     transport.once('close', finish);
+    if (shutdownTransport(transport, finish)) return;
+    transport.once('finish', finish);
     if (!transport.writableEnded) transport.end();
   }
 
@@ -89,7 +95,7 @@ class SocketWrites {
 
   _writeCiphertext(chunk) {
     const transport = this._transport;
-    if (!transport || transport.destroyed || transport.writableEnded) {
+    if (!transport || transport.destroyed || transportEnded(transport)) {
       // Out of the engine's call first: it counts this write as in flight.
       process.nextTick(ciphertextLostNT, this);
       return true;

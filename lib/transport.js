@@ -17,6 +17,9 @@ const kOwnTransport = Symbol('tlswrap.ownTransport');
 const kCloseSeen = Symbol('tlswrap.transportCloseSeen');
 const kAllowHalfOpen = Symbol('tlswrap.allowHalfOpen');
 const kPush = Symbol('tlswrap.push');
+const kEofSeen = Symbol('tlswrap.eofSeen');
+const kShutDown = Symbol('tlswrap.shutDown');
+const kIoError = Symbol('tlswrap.ioError');
 const kEmpty = Buffer.alloc(0);
 
 // Ciphertext for the engine (null: EOF). As node:tls throws a listener's
@@ -56,9 +59,18 @@ function onTransportData(chunk) {
 // A net.Socket's reads, where its handle hands them over (`this` = the
 // socket). node:tls reads such a socket's handle itself: the socket's own
 // 'data' listeners get none of the ciphertext and its setEncoding() does not
-// apply to it. The socket's Readable only sees the EOF.
+// apply to it, nor does it see the EOF: it emits no 'end' of its own.
 function pushCiphertext(chunk, encoding) {
   const owner = this[kOwner];
+  if (chunk === null && owner._handle !== null) {
+    this._readableState.reading = false;
+    // libuv stopped reading at the EOF; a later _read() that starts it
+    // again meets the EOF again.
+    if (this[kEofSeen]) return false;
+    this[kEofSeen] = true;
+    feed(owner._handle, null);
+    return false;
+  }
   if (chunk === null || owner._handle === null || !(chunk instanceof Uint8Array)) {
     return this[kPush](chunk, encoding);
   }
@@ -80,7 +92,9 @@ function onTransportError(err) {
   // A write failed after end() (see onCiphertextFlushed): the socket still
   // finishes, then closes with the transport.
   if (err === owner._ignoredTransportError) return;
-  if (this[kOwnTransport]) {
+  // Its handle's read or a ciphertext write failed: with node:tls that is
+  // the TLS socket's own read or write, and its own error.
+  if (this[kOwnTransport] || err === this[kIoError]) {
     owner.destroy(err);
     return;
   }
@@ -127,7 +141,8 @@ function onTransportClose() {
   // plaintext the program has not read yet and closes after its 'end'.
   // Destroying now would drop it. (Over any other Duplex, TLS in TLS
   // included, node:tls closes at once, as below.)
-  if (!lost && this instanceof net.Socket && !this.encrypted && this.readableEnded && !this.errored &&
+  if (!lost && this instanceof net.Socket && !this.encrypted && (this.readableEnded || this[kEofSeen]) &&
+      !this.errored &&
       owner._handle !== null && !owner.readableEnded) {
     owner._openAfterTransport = true;
     owner.once('end', destroyAfterEndNT);
@@ -350,7 +365,10 @@ function carry(socket, transport) {
   if (onNodeHandle(transport)) {
     // Kept once: a second TLS socket over the same net.Socket must not call
     // pushCiphertext from pushCiphertext.
-    if (transport.push !== pushCiphertext) transport[kPush] = transport.push;
+    if (!carriedByPush(transport)) {
+      transport[kPush] = transport.push;
+      watchHandleReads(transport);
+    }
     transport.push = pushCiphertext;
   } else {
     transport.on('data', onTransportData);
@@ -358,6 +376,59 @@ function carry(socket, transport) {
   transport.on('end', onTransportEnd);
   transport.on('drain', onTransportDrain);
   if (typeof transport.resume === 'function') transport.resume();
+}
+
+// net destroys the socket from inside its handle's read callback when a
+// read fails (the peer's reset): that error is told apart from a program's
+// destroy(err), since node:tls, reading the handle itself, has it as the TLS
+// socket's own error ('error' whether or not errors are released).
+function watchHandleReads(transport) {
+  const handle = transport._handle;
+  const onread = handle.onread;
+  if (typeof onread !== 'function') return;
+  handle.onread = function onHandleRead(...args) {
+    const before = transport.errored;
+    const result = onread.apply(this, args);
+    if (!before && transport.errored) transport[kIoError] = transport.errored;
+    return result;
+  };
+}
+
+// close_notify is out: the FIN goes behind it, then `cb`. A net.Socket read
+// through push() is shut down on its handle once what was written to it is
+// in the kernel, and, as node:tls's, emits no 'finish'. False for others.
+function shutdownTransport(transport, cb) {
+  if (!carriedByPush(transport) || transportEnded(transport) || typeof transport._final !== 'function') {
+    return false;
+  }
+  // From now on, as after its end(), ciphertext for it is lost.
+  transport[kShutDown] = true;
+  const shutdown = () => transport._final((err) => {
+    // As a failed end() would: the net.Socket fails, and with it this one.
+    if (err) transport.destroy(err);
+    cb();
+  });
+  // Nothing in flight: no empty write to wait on, which a peer gone
+  // meanwhile would fail (EPIPE) where the shutdown does not.
+  if (transport.writableLength === 0) {
+    shutdown();
+    return true;
+  }
+  transport.write(kEmpty, (err) => {
+    if (err || transport.destroyed) cb();
+    else shutdown();
+  });
+  return true;
+}
+
+// A net.Socket whose handle's reads reach the TLS socket through push().
+function carriedByPush(transport) {
+  return transport.push === pushCiphertext;
+}
+
+// No more ciphertext goes to the transport: ended, or shut down as above.
+function transportEnded(transport) {
+  return transport.writableEnded || transport[kShutDown] === true;
 }
 
 // A TCP or pipe net.Socket (not a TLS socket, whose reads are plaintext): its
@@ -524,6 +595,6 @@ function tcpTransportClosing(transport) {
 }
 
 module.exports = {
-  attachTransport, awaitsConnect, checkTransport, kOwner, onTransportConnect, onNodeHandle, resumeTransport,
-  tcpTransportClosing,
+  attachTransport, awaitsConnect, carriedByPush, checkTransport, kIoError, kOwner, onTransportConnect, onNodeHandle, resumeTransport,
+  shutdownTransport, tcpTransportClosing, transportEnded,
 };

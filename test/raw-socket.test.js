@@ -125,6 +125,37 @@ describe('raw socket: what the net.Socket under a TLS socket sees', function () 
       });
   }
 
+  // node:tls reads and shuts down such a socket's handle itself: the
+  // net.Socket's own stream never ends nor finishes, whichever end closes
+  // and how. (The generic transport once emitted 'finish' when it sent its
+  // FIN, and 'end' when the peer's came without close_notify.)
+  for (const [side, how] of [['client', 'end'], ['server', 'end'], ['client', 'destroy'], ['server', 'destroy']]) {
+    it(`the ${side} TLS socket's ${how}(): no 'end' or 'finish' on either net.Socket, each closes`, async function () {
+      const tcp = await tcpPair();
+      try {
+        const pair = tcp.upgrade();
+        await exchange(pair, 1024);
+        const events = [];
+        const closes = [];
+        for (const [name, raw] of [['client net', tcp.client], ['server net', tcp.server]]) {
+          for (const event of ['end', 'finish', 'error']) raw.on(event, () => events.push(`${name} ${event}`));
+          closes.push(new Promise((resolve) => raw.once('close', resolve)));
+        }
+        for (const tls of [pair.tlsClient, pair.tlsServer]) {
+          closes.push(new Promise((resolve) => tls.once('close', resolve)));
+          tls.resume();
+        }
+        const [local] = side === 'client' ? [pair.tlsClient] : [pair.tlsServer];
+        local[how]();
+        const outcome = await Promise.race([Promise.all(closes).then(() => 'closed'), sleep(5000).then(() => 'open')]);
+        assert.strictEqual(outcome, 'closed');
+        assert.deepStrictEqual(events, []);
+      } finally {
+        await tcp.close();
+      }
+    });
+  }
+
   // node:tls hands the net.Socket's error to its TLS socket as its
   // _emitTLSError does: '_tlsError' always, 'error' only once control is
   // released (connect() at once). A socket made by hand never gets 'error'
@@ -150,6 +181,26 @@ describe('raw socket: what the net.Socket under a TLS socket sees', function () 
       }
     });
   }
+
+  // A failed read is the TLS socket's own error, released or not: node:tls
+  // reads the handle itself. (The generic transport once passed it on as
+  // the net.Socket's, '_tlsError' alone for a socket made by hand.)
+  it("the peer resets: a server TLS socket made by hand gets 'error' ECONNRESET, then 'close' with hadError",
+    async function () {
+      const tcp = await tcpPair();
+      try {
+        const pair = tcp.upgrade();
+        await exchange(pair, 1024);
+        const events = [];
+        for (const name of ['error', '_tlsError']) pair.tlsServer.on(name, (err) => events.push(`${name} ${err.code}`));
+        const closed = new Promise((resolve) => pair.tlsServer.once('close', (hadError) => resolve(`close ${hadError}`)));
+        tcp.client.resetAndDestroy();
+        events.push(await Promise.race([closed, sleep(5000).then(() => 'still open')]));
+        assert.deepStrictEqual(events, ['_tlsError ECONNRESET', 'error ECONNRESET', 'close true']);
+      } finally {
+        await tcp.close();
+      }
+    });
 
   // A program error (a retry that wraps the same socket again), which must
   // not take the process down: node:tls fails the second with ECONNRESET

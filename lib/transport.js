@@ -9,7 +9,7 @@
 
 const net = require('node:net');
 const { invalidArgInstance } = require('./errors');
-const { writeCanceledError } = require('./socket_errors');
+const { systemError, writeCanceledError } = require('./socket_errors');
 
 const kOwner = Symbol('tlswrap.owner');
 const UV_EBADF = -require('node:os').constants.errno.EBADF;
@@ -64,9 +64,7 @@ function pushCiphertext(chunk, encoding) {
   const owner = this[kOwner];
   if (chunk === null && owner._handle !== null) {
     this._readableState.reading = false;
-    // libuv stopped reading at the EOF; a later _read() that starts it
-    // again meets the EOF again.
-    if (this[kEofSeen]) return false;
+    if (this[kEofSeen]) return false; // a read restarted after the EOF
     this[kEofSeen] = true;
     feed(owner._handle, null);
     return false;
@@ -92,8 +90,7 @@ function onTransportError(err) {
   // A write failed after end() (see onCiphertextFlushed): the socket still
   // finishes, then closes with the transport.
   if (err === owner._ignoredTransportError) return;
-  // Its handle's read or a ciphertext write failed: with node:tls that is
-  // the TLS socket's own read or write, and its own error.
+  // Its handle's read or a ciphertext write failed: node:tls's own.
   if (this[kOwnTransport] || err === this[kIoError]) {
     owner.destroy(err);
     return;
@@ -104,11 +101,9 @@ function onTransportError(err) {
   // error of its own.
   if (!owner.destroyed) emitTransportError(owner, err);
 }
-// As node:tls's _emitTLSError: always '_tlsError', but 'error' only once
-// errors are released (connect() at once, a server's socket at
-// 'secureConnection'). A socket made by hand, or a server's still in its
-// handshake (the server reports it as 'tlsClientError'), has no 'error' for
-// its transport's.
+// As node:tls's _emitTLSError: '_tlsError', and 'error' only once errors
+// are released (connect() at once, a server's socket at 'secureConnection';
+// before, the server reports it as 'tlsClientError').
 function emitTransportError(owner, err) {
   owner.emit('_tlsError', err);
   if (owner._errorsReleased) owner.emit('error', err);
@@ -290,6 +285,14 @@ function checkTransport(transport, name) {
 }
 
 function attachTransport(socket, transport, own = false) {
+  // A second TLS socket over a net.Socket that carries one: as node:tls's
+  // can, the first fails ("read EALREADY", its handle taken) and takes the
+  // net.Socket, so the second, down. Left open, it would be open for good.
+  const previous = transport[kOwner];
+  if (previous !== undefined && previous !== socket && !previous.destroyed && transport instanceof net.Socket &&
+      !transport.encrypted) {
+    previous.destroy(systemError('read', 'EALREADY'));
+  }
   socket._transport = transport;
   socket._parent = transport;
   transport[kOwner] = socket;
@@ -378,10 +381,9 @@ function carry(socket, transport) {
   if (typeof transport.resume === 'function') transport.resume();
 }
 
-// net destroys the socket from inside its handle's read callback when a
-// read fails (the peer's reset): that error is told apart from a program's
-// destroy(err), since node:tls, reading the handle itself, has it as the TLS
-// socket's own error ('error' whether or not errors are released).
+// net destroys the socket inside its handle's read callback when a read
+// fails: told apart from a program's destroy(err), that error is the TLS
+// socket's own, as it is for node:tls, which reads the handle itself.
 function watchHandleReads(transport) {
   const handle = transport._handle;
   const onread = handle.onread;
@@ -410,14 +412,8 @@ function shutdownTransport(transport, cb) {
   });
   // Nothing in flight: no empty write to wait on, which a peer gone
   // meanwhile would fail (EPIPE) where the shutdown does not.
-  if (transport.writableLength === 0) {
-    shutdown();
-    return true;
-  }
-  transport.write(kEmpty, (err) => {
-    if (err || transport.destroyed) cb();
-    else shutdown();
-  });
+  if (transport.writableLength === 0) shutdown();
+  else transport.write(kEmpty, (err) => (err || transport.destroyed ? cb() : shutdown()));
   return true;
 }
 

@@ -16,7 +16,7 @@ const { attachKeylogFile } = require('./cli_flags');
 const { exportedCreateSecureContext, nativeContext } = require('./context');
 const { codedError, invalidArgType } = require('./errors');
 const {
-  attachTransport, awaitsConnect, checkTransport, kOwner, resumeTransport, tcpTransportClosing,
+  attachTransport, awaitsConnect, checkTransport, kOwner, resumeTransport, tcpTransportClosing, transportGoneFirst,
 } = require('./transport');
 const { addNetSurface } = require('./net_surface');
 const { addTlsSurface } = require('./tls_surface');
@@ -115,10 +115,11 @@ function emitCloseNT(socket, hadError) {
 
 // node's 'close' comes from the handle's close callback, after the
 // immediates of that turn of the loop. The native transport closes its
-// libuv handle then too; a TCP socket under the JS transport (its own, a
-// server's or the caller's) says when with its 'close'.
+// libuv handle then too, as does the JS transport's net.Socket that the
+// program destroyed; one the TLS socket destroyed (its own, a server's or
+// the caller's) says when with its 'close'.
 function scheduleClose(socket, hadError) {
-  if (socket._native) setImmediate(emitCloseNT, socket, hadError);
+  if (socket._native || transportGoneFirst(socket._transport)) setImmediate(emitCloseNT, socket, hadError);
   else if (tcpTransportClosing(socket._transport)) socket._transport.once('close', () => emitCloseNT(socket, hadError));
   else process.nextTick(emitCloseNT, socket, hadError);
 }

@@ -20,6 +20,9 @@ const kMaxSpreadChunks = 64;
 function onCiphertextFlushed(err) {
   const owner = this[kOwner];
   if (!owner) return;
+  // net.Socket destroys itself with it next: not the program's destroy(err)
+  // of a socket whose handle node:tls would write itself (lib/transport.js).
+  if (err && carriedByPush(this)) this[kIoError] = err;
   // Callbacks come in the order of the writes. One counted when it was
   // made (see _writeCiphertext) has nothing more to say.
   if (++owner._ciphertextCallbacks <= owner._ciphertextCounted) return;
@@ -30,9 +33,6 @@ function onCiphertextFlushed(err) {
   // ignores write errors after shutdown, the transport's 'error' for it is
   // not the socket's (lib/transport.js).
   if (err && owner._shutdownRequested && owner._writeCallback === null) owner._ignoredTransportError = err;
-  // Nobody's write waits on it, on a net.Socket whose handle node:tls would
-  // write itself: its 'error' for it is this socket's own (lib/transport.js).
-  else if (err && owner._writeCallback === null && carriedByPush(this)) this[kIoError] = err;
   else if (err && owner._writeCallback !== null) {
     // The write of the user's waiting on this ciphertext cannot complete.
     // As node:tls: the socket fails with the Duplex's own error, the write

@@ -10,6 +10,7 @@
 const net = require('node:net');
 const { invalidArgInstance } = require('./errors');
 const { systemError, writeCanceledError } = require('./socket_errors');
+const { feed } = require('./transport_feed');
 
 const kOwner = Symbol('tlswrap.owner');
 const UV_EBADF = -require('node:os').constants.errno.EBADF;
@@ -20,33 +21,9 @@ const kPush = Symbol('tlswrap.push');
 const kEofSeen = Symbol('tlswrap.eofSeen');
 const kShutDown = Symbol('tlswrap.shutDown');
 const kIoError = Symbol('tlswrap.ioError');
+const kInRead = Symbol('tlswrap.inRead');
+const kGoneFirst = Symbol('tlswrap.transportGoneFirst');
 const kEmpty = Buffer.alloc(0);
-
-// Ciphertext for the engine (null: EOF). As node:tls throws a listener's
-// exception back to the JS stream that fed it (readBuffer()), receive()
-// throws it before the rest of its batch is delivered; the rest comes on
-// the next tick, once this caller has seen it.
-function feed(handle, chunk) {
-  try {
-    if (chunk === null) handle.receiveEOF();
-    else handle.receive(asBytes(chunk));
-  } catch (err) {
-    process.nextTick(finishBatchNT, handle);
-    throw err;
-  }
-}
-// A Duplex's chunk as the engine reads it: a Buffer or typed array as it is,
-// and what node:tls's JS stream also takes: a string (UTF-8), a DataView, an
-// ArrayBuffer.
-function asBytes(chunk) {
-  if (ArrayBuffer.isView(chunk) && !(chunk instanceof DataView)) return chunk;
-  if (typeof chunk === 'string') return Buffer.from(chunk);
-  if (chunk instanceof DataView) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-  return Buffer.from(chunk);
-}
-function finishBatchNT(handle) {
-  handle.finishBatch();
-}
 
 // Transport listeners, `this` = the transport.
 function onTransportData(chunk) {
@@ -66,6 +43,7 @@ function pushCiphertext(chunk, encoding) {
     this._readableState.reading = false;
     if (this[kEofSeen]) return false; // a read restarted after the EOF
     this[kEofSeen] = true;
+    this[kInRead] = false;
     feed(owner._handle, null);
     return false;
   }
@@ -225,15 +203,7 @@ class StandInHandle {
   close(cb) {
     const owner = this.owner;
     const transport = owner._transport;
-    if (transport !== null) {
-      const err = transport.errored;
-      if (err && !owner.destroyed) {
-        process.nextTick(emitTransportErrorNT, owner, err);
-        owner.destroy();
-      } else {
-        onTransportClose.call(transport);
-      }
-    }
+    if (transport !== null) transportDestroyed(owner, transport, transport.errored);
     if (typeof cb === 'function') setImmediate(cb);
   }
 
@@ -389,11 +359,41 @@ function watchHandleReads(transport) {
   const onread = handle.onread;
   if (typeof onread !== 'function') return;
   handle.onread = function onHandleRead(...args) {
-    const before = transport.errored;
-    const result = onread.apply(this, args);
-    if (!before && transport.errored) transport[kIoError] = transport.errored;
-    return result;
+    // Called with no buffer for an error or the EOF (which pushCiphertext
+    // clears this for: the program may destroy the socket from 'end').
+    transport[kInRead] = args[0] === undefined;
+    try {
+      return onread.apply(this, args);
+    } finally {
+      transport[kInRead] = false;
+    }
   };
+  if (transport._destroy === net.Socket.prototype._destroy) transport._destroy = destroyCarried;
+}
+
+// The net.Socket's _destroy(): a program's destroy([err]) ends the TLS
+// socket at once, as the native transport's stand-in handle does, so that
+// it closes before the net.Socket, as node:tls's does. A failed read or
+// write of its own is left to onTransportError.
+function destroyCarried(err, cb) {
+  const owner = this[kOwner];
+  if (err && (this[kInRead] || err === this[kIoError])) this[kIoError] = err;
+  else if (owner._transport === this && !owner.destroyed) transportDestroyed(owner, this, err);
+  return net.Socket.prototype._destroy.call(this, err, cb);
+}
+
+// The program destroyed the net.Socket under `owner`: the connection ends
+// now, the error it was destroyed with (if any) is the TLS socket's too, as
+// every error of a caller's transport is, and its 'close' says hadError
+// false, as node:tls's does. Its close does not wait for the net.Socket's.
+function transportDestroyed(owner, transport, err) {
+  transport[kGoneFirst] = true;
+  if (err && !owner.destroyed) {
+    process.nextTick(emitTransportErrorNT, owner, err);
+    owner.destroy();
+  } else {
+    onTransportClose.call(transport);
+  }
 }
 
 // close_notify is out: the FIN goes behind it, then `cb`. A net.Socket read
@@ -587,10 +587,16 @@ function resetTakenOver() {
 // closes after the net.Socket under it in each case.
 function tcpTransportClosing(transport) {
   return transport !== null && transport instanceof net.Socket &&
-    transport.destroyed && transport[kCloseSeen] !== true;
+    transport.destroyed && transport[kCloseSeen] !== true && !transportGoneFirst(transport);
+}
+
+// The program destroyed the net.Socket under the TLS socket, which then
+// closes first, after that turn's immediates, as node:tls's does.
+function transportGoneFirst(transport) {
+  return transport !== null && transport[kGoneFirst] === true;
 }
 
 module.exports = {
   attachTransport, awaitsConnect, carriedByPush, checkTransport, kIoError, kOwner, onTransportConnect, onNodeHandle, resumeTransport,
-  shutdownTransport, tcpTransportClosing, transportEnded,
+  shutdownTransport, tcpTransportClosing, transportEnded, transportGoneFirst,
 };

@@ -160,10 +160,13 @@ describe('raw socket: what the net.Socket under a TLS socket sees', function () 
   // _emitTLSError does: '_tlsError' always, 'error' only once control is
   // released (connect() at once). A socket made by hand never gets 'error'
   // for it (tlswrap once emitted it there too). Either way the TLS socket
-  // closes with hadError false.
-  for (const side of ['client', 'server']) {
-    it(`destroy(err) on the net.Socket under the ${side} (${side === 'client' ? 'connect()' : 'made by hand'}): ` +
-      `${side === 'client' ? "'_tlsError' and 'error'" : "'_tlsError' alone"}, then 'close' without hadError`, async function () {
+  // closes with hadError false, and before the net.Socket (the generic
+  // transport once closed it after).
+  for (const [side, withError] of [['client', true], ['server', true], ['client', false], ['server', false]]) {
+    const errors = !withError ? 'no error' : side === 'client' ? "'_tlsError' and 'error'" : "'_tlsError' alone";
+    it(`destroy(${withError ? 'err' : ''}) on the net.Socket under the ${side} ` +
+      `(${side === 'client' ? 'connect()' : 'made by hand'}): ${errors}, then 'close' without hadError, ` +
+      "then the net.Socket's", async function () {
       const tcp = await tcpPair();
       try {
         const pair = tcp.upgrade();
@@ -171,16 +174,40 @@ describe('raw socket: what the net.Socket under a TLS socket sees', function () 
         const [tls, raw] = side === 'client' ? [pair.tlsClient, tcp.client] : [pair.tlsServer, tcp.server];
         const events = [];
         for (const name of ['error', '_tlsError']) tls.on(name, (err) => events.push(`${name} ${err.message}`));
-        const closed = new Promise((resolve) => tls.once('close', (hadError) => resolve(`close ${hadError}`)));
-        raw.destroy(new Error('gone'));
-        events.push(await Promise.race([closed, sleep(5000).then(() => 'still open')]));
-        const expected = side === 'client' ? ['_tlsError gone', 'error gone'] : ['_tlsError gone'];
-        assert.deepStrictEqual(events, [...expected, 'close false']);
+        tls.once('close', (hadError) => events.push(`close ${hadError}`));
+        const closed = new Promise((resolve) => raw.once('close', (hadError) => {
+          events.push(`net close ${hadError}`);
+          setImmediate(resolve);
+        }));
+        raw.destroy(withError ? new Error('gone') : undefined);
+        await Promise.race([closed, sleep(5000)]);
+        const expected = !withError ? [] : side === 'client' ? ['_tlsError gone', 'error gone'] : ['_tlsError gone'];
+        assert.deepStrictEqual(events, [...expected, 'close false', `net close ${withError}`]);
       } finally {
         await tcp.close();
       }
     });
   }
+
+  // The same from a 'data' listener, which runs inside the net.Socket's
+  // handle read: still the program's destroy(err), not a failed read.
+  it("destroy(err) on the net.Socket from the TLS socket's 'data' listener: its error, 'close' without hadError",
+    async function () {
+      const tcp = await tcpPair();
+      try {
+        const pair = tcp.upgrade();
+        await exchange(pair, 1024);
+        const events = [];
+        for (const name of ['error', '_tlsError']) pair.tlsClient.on(name, (err) => events.push(`${name} ${err.message}`));
+        const closed = new Promise((resolve) => pair.tlsClient.once('close', (hadError) => resolve(`close ${hadError}`)));
+        pair.tlsClient.once('data', () => tcp.client.destroy(new Error('gone')));
+        pair.tlsServer.write('x');
+        events.push(await Promise.race([closed, sleep(5000).then(() => 'still open')]));
+        assert.deepStrictEqual(events, ['_tlsError gone', 'error gone', 'close false']);
+      } finally {
+        await tcp.close();
+      }
+    });
 
   // A failed read is the TLS socket's own error, released or not: node:tls
   // reads the handle itself. (The generic transport once passed it on as

@@ -206,14 +206,18 @@ function defineTLSStreamSocket() {
       }
       let bytes = 0;
       for (let i = 0; i < merged.length; i++) bytes += merged[i].length;
-      const turn = inRead(this) ? currentTurn() : -1;
+      const turn = currentTurn();
+      const reading = inRead(this);
       this[kCurrentWriteRequest] = req;
       tls._dispatch(merged, bytes, (err) => {
         if (!err) {
           releaseOwnBuffers(bufs);
           if (merged !== bufs) releaseOwnBuffers(merged);
         }
-        if (!err && turn === loopTurn) {
+        if (err || turn !== loopTurn) {
+          // As node's: finished from a later turn of the loop, with a uv code.
+          setImmediate(finishWriteNT, this, handle, req, err ? uvCode(err) : 0);
+        } else if (reading) {
           // Made while nghttp2 read the input that provoked it (a SETTINGS
           // ACK), and complete in that turn. Over node:tls that input's
           // 'stream' handlers run before this write is made and what they
@@ -222,10 +226,15 @@ function defineTLSStreamSocket() {
           // with their frames held behind it: a destroy() there lost the
           // response, a close() on Node 20 never completed. So it finishes
           // on the next tick, right behind those handlers.
-          process.nextTick(finishReadWriteNT, this, handle);
+          process.nextTick(finishReadWriteNT, this, handle, req);
         } else {
-          // As node's: finished from a later turn of the loop, with a uv code.
-          setImmediate(finishWriteNT, this, handle, err ? uvCode(err) : 0);
+          // Any other (nghttp2's own, from the check phase): before any
+          // immediate too, as node:tls finishes it among the native ones,
+          // or a destroy() from an immediate finds nghttp2 writing and sends
+          // no GOAWAY. But once the ticks its frames set off have run: a
+          // graceful close whose last stream closed there completes inside
+          // this finish, without a second GOAWAY, as over node:tls.
+          queueMicrotask(() => finishReadWriteNT(this, handle, req));
         }
       });
       return 0;
@@ -287,15 +296,15 @@ function ownSymbol(object, description) {
   return found === undefined ? null : found;
 }
 
-// Which turn of the event loop this is, for the writes made during a read:
-// the count moves on in the check phase after such a write was made (one
-// immediate for all sessions). A write whose callback comes before that did
-// not wait for the socket to drain: its ciphertext reached the kernel inside
+// Which turn of the event loop this is, for doWrite's writes: the count
+// moves on in the check phase after such a write was made (one immediate
+// for all sessions). A write whose callback comes before that did not wait
+// for the socket to drain: its ciphertext reached the kernel inside
 // writev(), or later in the same engine cycle (the native transport sends a
 // write made from a 'data' handler once the batch is delivered). As nothing
-// was waited for, finishing it on the next tick starves no I/O, and nghttp2
-// sends what comes next from an immediate of its own. A write that waited
-// keeps node's setImmediate.
+// was waited for, finishing it ahead of the immediates starves no I/O, and
+// nghttp2 sends what comes next from an immediate of its own. A write that
+// waited keeps node's setImmediate.
 let loopTurn = 0;
 let turnEnding = false;
 function currentTurn() {
@@ -310,18 +319,20 @@ function endTurn() {
   turnEnding = false;
 }
 
-function finishWriteNT(wrapper, handle, code) {
-  wrapper.finishWrite(handle, code);
+// `req`: the write request to finish, unless the wrapper no longer has it
+// in flight (closed, or finished already).
+function finishWriteNT(wrapper, handle, req, code) {
+  if (wrapper[kCurrentWriteRequest] === req) wrapper.finishWrite(handle, code);
 }
 
-// A write made during a read (see doWrite), on the tick after its handlers:
-// finished now once the whole read has been fed. While pacing holds part of
-// it back (a burst of requests), the responses that the rest provokes are
-// left to gather behind this write, as before, and go in one write from the
-// check phase rather than in one write each.
-function finishReadWriteNT(wrapper, handle) {
-  if (inputHeld(wrapper)) setImmediate(finishWriteNT, wrapper, handle, 0);
-  else wrapper.finishWrite(handle, 0);
+// A write complete in its turn (see doWrite), on the tick after the 'stream'
+// handlers of a read that provoked it: finished now once the whole read has
+// been fed. While pacing holds part of it back (a burst of requests), the
+// responses that the rest provokes are left to gather behind this write, as
+// before, and go in one write from the check phase rather than in one each.
+function finishReadWriteNT(wrapper, handle, req) {
+  if (inputHeld(wrapper)) setImmediate(finishWriteNT, wrapper, handle, req, 0);
+  else finishWriteNT(wrapper, handle, req, 0);
 }
 
 // libuv's codes are negated errno values on POSIX; node's wrapper, too, makes

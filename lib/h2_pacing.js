@@ -104,6 +104,7 @@ const kFeed = Symbol('tlswrap.h2.feed');
 const kReading = Symbol('tlswrap.h2.reading');
 const kAfterPending = Symbol('tlswrap.h2.afterPending');
 const kInRead = Symbol('tlswrap.h2.inRead');
+const kAfterHeaders = Symbol('tlswrap.h2.afterHeaders');
 
 // `wrapper`: a JSStreamSocket over `tls`, whose constructor just added
 // `nodeOnData` (node's own 'data' listener, which hands a chunk to nghttp2):
@@ -112,8 +113,12 @@ const kInRead = Symbol('tlswrap.h2.inRead');
 // wrapper with it; null if not found) are held until the chunks held back
 // have been fed: a paused socket whose buffer is empty still emits 'end' and
 // 'close', and the end of the connection would overtake its last frames.
-function paceInput(wrapper, tls, nodeOnData, nodeOnEnd, nodeOnClose) {
+// `afterHeaders(wrapper)` (or null) runs on the tick after each chunk that
+// ends a header block is fed, ahead of the ticks nghttp2 queued meanwhile
+// (the 'stream' event).
+function paceInput(wrapper, tls, nodeOnData, nodeOnEnd, nodeOnClose, afterHeaders = null) {
   wrapper[kScan] = new FrameScan(!!tls._tlsOptions.isServer);
+  wrapper[kAfterHeaders] = afterHeaders;
   wrapper[kPending] = null;
   wrapper[kAfterPending] = [];
   wrapper[kFeed] = nodeOnData;
@@ -137,6 +142,7 @@ function paceInput(wrapper, tls, nodeOnData, nodeOnEnd, nodeOnClose) {
 // meanwhile: nghttp2 writes what a chunk provoked before returning, and the
 // handlers of the streams it opened run after that (see inRead).
 function feedNode(wrapper, chunk, headers) {
+  if (headers && wrapper[kAfterHeaders] !== null) process.nextTick(wrapper[kAfterHeaders], wrapper);
   wrapper[kInRead] = headers;
   try {
     wrapper[kFeed](chunk);

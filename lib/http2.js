@@ -24,7 +24,6 @@
 const http = require('node:http');
 const nodeHttp2 = require('node:http2');
 const net = require('node:net');
-const { constants: { errno } } = require('node:os');
 const { Duplex } = require('node:stream');
 const { promisify } = require('node:util');
 const {
@@ -35,10 +34,10 @@ const {
   kServerResponse,
 } = require('node:_http_server');
 const { kIncomingMessage } = require('node:_http_common');
-const binding = require('./binding');
 const { connect: tlsConnect } = require('./connect');
 const { invalidArgType, validateInteger } = require('./errors');
 const { inputHeld, inRead, paceInput, readStart: paceReadStart, readStop: paceReadStop } = require('./h2_pacing');
+const { mergeSmallBuffers, releaseOwnBuffers, uvCode } = require('./h2_writes');
 const { Server: TLSServer } = require('./server');
 const { TLSSocket } = require('./socket');
 
@@ -46,6 +45,9 @@ const kSecureWait = Symbol('tlswrap.http2.secureWait');
 const kInner = Symbol('tlswrap.http2.inner');
 const kOptions = Symbol('tlswrap.http2.options');
 const kForwarders = Symbol('tlswrap.http2.forwarders');
+const kReadWrite = Symbol('tlswrap.http2.readWrite');
+const kUnsent = Symbol('tlswrap.http2.unsent');
+const kHeldWrite = Symbol('tlswrap.http2.heldWrite');
 
 let TLSStreamSocket = null;
 // JSStreamSocket's own record of the write in flight (see doWrite below),
@@ -86,61 +88,6 @@ const forwardedGetters = [
 // and the socket options the TCP socket.
 const forwardedChainable = ['ref', 'unref', 'setNoDelay', 'setKeepAlive'];
 
-// nghttp2's output comes as one buffer per frame header and per payload
-// slice: for many small streams, hundreds of small buffers per write. Each is
-// a write() on the TLS socket, so runs of small ones are joined first (up to
-// kMergeSize). Large ones (DATA payloads of a download) pass as they are:
-// the engine puts the frame header before each into the same record without
-// copying the payload here.
-const kLargeBuffer = 16 * 1024;
-const kMergeSize = 256 * 1024;
-function mergeSmallBuffers(bufs) {
-  const out = [];
-  let start = 0;
-  let size = 0;
-  const flush = (end) => {
-    if (end - start === 1) out.push(bufs[start]);
-    else if (end > start) out.push(Buffer.concat(bufs.slice(start, end), size));
-    size = 0;
-  };
-  for (let i = 0; i < bufs.length; i++) {
-    const len = bufs[i].length;
-    if (len >= kLargeBuffer) {
-      flush(i);
-      out.push(bufs[i]);
-      start = i + 1;
-      continue;
-    }
-    if (size + len > kMergeSize) {
-      flush(i);
-      start = i;
-    }
-    size += len;
-  }
-  flush(bufs.length);
-  return out;
-}
-
-// The buffers of a write made by doWrite below, once the engine has
-// encrypted them: node's JSStream made each one a fresh copy of nghttp2's
-// output, and the joined ones are ours, so nothing else can read them. Their
-// memory goes back now instead of at V8's next sweep (see
-// src/binding/buffer_release.h): on a download, 12-18% less server CPU per
-// GiB, half the peak RSS and no major GCs. A slice of a larger ArrayBuffer
-// (Buffer's pool) is left alone: its neighbours belong to others. So is a
-// small one (frame headers, small streams' bodies): its memory is little,
-// and the N-API calls to detach it cost about as much as V8's sweep of it.
-const kReleaseMin = 4 * 1024;
-function releaseOwnBuffers(bufs) {
-  const owned = [];
-  for (let i = 0; i < bufs.length; i++) {
-    const buf = bufs[i];
-    const ab = buf.buffer;
-    if (buf.byteOffset === 0 && buf.byteLength === ab.byteLength && buf.byteLength >= kReleaseMin) owned.push(ab);
-  }
-  if (owned.length !== 0) binding.releaseArrayBuffers(owned);
-}
-
 function defineTLSStreamSocket() {
   const JSStreamSocket = jsStreamSocketClass();
   class Wrapper extends JSStreamSocket {
@@ -153,12 +100,19 @@ function defineTLSStreamSocket() {
       super(tlsSocket);
       const [data, end, close] = events.map((event, i) =>
         tlsSocket.listeners(event).filter((listener) => !before[i].includes(listener)));
+      // doWrite's: the request of a write made during a read (until that
+      // read's handlers are due), that of a write whose callback has yet to
+      // come, and nghttp2's next write while that one is unsent.
+      this[kReadWrite] = null;
+      this[kUnsent] = null;
+      this[kHeldWrite] = null;
       // node's listener that hands each chunk to nghttp2, paced (see
       // h2_pacing.js), and those that pass on the end and close of the TLS
       // socket, held behind the chunks it holds; a Node that adds none or
       // several is left as it is.
       if (data.length === 1) {
-        paceInput(this, tlsSocket, data[0], end.length === 1 ? end[0] : null, close.length === 1 ? close[0] : null);
+        paceInput(this, tlsSocket, data[0], end.length === 1 ? end[0] : null, close.length === 1 ? close[0] : null,
+                  finishReadWriteEarly);
       }
       if (kCurrentWriteRequest === undefined) kCurrentWriteRequest = ownSymbol(this, 'kCurrentWriteRequest');
       // _controlReleased: verified and handed to the user ('secureConnect'
@@ -196,6 +150,13 @@ function defineTLSStreamSocket() {
     // shutdown and close still wait for or cancel this write. Anything else
     // in the socket's Writable (or no field to set) takes node's path.
     doWrite(req, bufs) {
+      if (this[kUnsent] !== null) {
+        // A write finished before its callback (finishReadWriteEarly) is
+        // still with the TLS socket: this one follows once it is sent.
+        this[kCurrentWriteRequest] = req;
+        this[kHeldWrite] = bufs;
+        return 0;
+      }
       const merged = bufs.length > 1 ? mergeSmallBuffers(bufs) : bufs;
       const tls = this.stream;
       const handle = this._handle;
@@ -209,23 +170,30 @@ function defineTLSStreamSocket() {
       const turn = currentTurn();
       const reading = inRead(this);
       this[kCurrentWriteRequest] = req;
+      if (reading) this[kReadWrite] = req;
+      this[kUnsent] = req;
       tls._dispatch(merged, bytes, (err) => {
+        this[kUnsent] = null;
         if (!err) {
           releaseOwnBuffers(bufs);
           if (merged !== bufs) releaseOwnBuffers(merged);
+        } else if (this[kReadWrite] === req) {
+          this[kReadWrite] = null; // it finishes with its error code, below
         }
-        if (err || turn !== loopTurn) {
+        if (this[kCurrentWriteRequest] !== req) {
+          // Finished early (or cancelled): a write held behind it goes now.
+          sendHeldWrite(this);
+        } else if (err || turn !== loopTurn) {
           // As node's: finished from a later turn of the loop, with a uv code.
           setImmediate(finishWriteNT, this, handle, req, err ? uvCode(err) : 0);
         } else if (reading) {
           // Made while nghttp2 read the input that provoked it (a SETTINGS
-          // ACK), and complete in that turn. Over node:tls that input's
-          // 'stream' handlers run before this write is made and what they
-          // queue goes out with it; here they run after it was made. Were it
-          // finished from the check phase, their immediates would run first,
-          // with their frames held behind it: a destroy() there lost the
-          // response, a close() on Node 20 never completed. So it finishes
-          // on the next tick, right behind those handlers.
+          // ACK), complete in that turn, and not finished ahead of that
+          // read's handlers (finishReadWriteEarly: pacing held input back).
+          // Finished on the next tick: from the check phase, the immediates
+          // queued meanwhile would run first, such as the one feeding a
+          // GOAWAY held back, read then along with DATA that nghttp2 paused
+          // behind this write ('goaway' came before the body's 'end').
           process.nextTick(finishReadWriteNT, this, handle, req);
         } else {
           // Any other (nghttp2's own, from the check phase): before any
@@ -335,11 +303,34 @@ function finishReadWriteNT(wrapper, handle, req) {
   else finishWriteNT(wrapper, handle, req, 0);
 }
 
-// libuv's codes are negated errno values on POSIX; node's wrapper, too, makes
-// any other error EPIPE.
-function uvCode(err) {
-  const n = typeof err.code === 'string' ? errno[err.code] : undefined;
-  return -(n === undefined ? errno.EPIPE : n);
+// On the tick after a read that ended a header block, ahead of its 'stream'
+// handlers: the write nghttp2 made during that read (a SETTINGS ACK) is
+// finished now, whether or not its callback has come. Over node:tls those
+// handlers run inside the read, before that write is made, so nghttp2 is
+// not writing when they run; here it was, and a destroy() at once in a
+// handler lost the response and sent no GOAWAY (a destroyed nghttp2 sends
+// nothing once its write in flight completes). Node 20 sends the response
+// there (as destroy() resets the streams), Node 24 a GOAWAY instead; both
+// now send the response. The TLS socket already holds the write, in order;
+// its callback then only releases the buffers and lets the next write go,
+// so no more than this one write is with the socket unfinished. Not while
+// pacing holds input back (see finishReadWriteNT).
+function finishReadWriteEarly(wrapper) {
+  const req = wrapper[kReadWrite];
+  wrapper[kReadWrite] = null;
+  if (req === null || wrapper[kCurrentWriteRequest] !== req || wrapper._handle === null || inputHeld(wrapper)) return;
+  wrapper.finishWrite(wrapper._handle, 0);
+}
+
+// nghttp2's write held behind an unsent one (see doWrite), made now; unless
+// closing the wrapper cancelled it meanwhile.
+function sendHeldWrite(wrapper) {
+  const bufs = wrapper[kHeldWrite];
+  const req = wrapper[kCurrentWriteRequest];
+  wrapper[kHeldWrite] = null;
+  if (bufs === null || req === null) return;
+  wrapper[kCurrentWriteRequest] = null;
+  wrapper.doWrite(req, bufs);
 }
 
 function wrap(tlsSocket) {

@@ -136,9 +136,41 @@ function orTimeout(promise, ms, timedOut) {
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
+// The HTTP/2 servers and client sessions of one describe block. `http2`:
+// tlswrap/http2 or node:http2. start(options, handler) listens with a secure
+// server on loopback; client(port, extra) connects a session that verifies
+// it as "localhost"; release() (an afterEach) destroys the sessions, then
+// closes the servers. Others made by hand go in `servers` and `sessions`.
+function http2Peers(http2) {
+  const servers = [];
+  const sessions = [];
+  return {
+    servers,
+    sessions,
+    async start(options, handler) {
+      const server = http2.createSecureServer(serverOptions(options), handler);
+      servers.push(server);
+      return { server, port: await listen(server) };
+    },
+    client(port, extra = {}) {
+      const session = http2.connect(`https://127.0.0.1:${port}`, { ca: fixtures.ca, servername: 'localhost', ...extra });
+      sessions.push(session);
+      return session;
+    },
+    async release() {
+      for (const s of sessions.splice(0)) s.destroy();
+      for (const s of servers.splice(0)) {
+        if (!s.listening) continue;
+        if (typeof s.closeAllConnections === 'function') s.closeAllConnections();
+        await closeServer(s);
+      }
+    },
+  };
+}
+
 module.exports = {
   makePair, pattern, builtin, fixtures, fixture, tlswrap, serverOptions, clientOptions, listen, closeServer, release,
-  plainTcpPair, readBytes, orTimeout,
+  plainTcpPair, readBytes, orTimeout, http2Peers,
 };
 
 // --- TLS record proxy (appended for the record-level tests) ---

@@ -6,7 +6,7 @@
 
 const assert = require('node:assert');
 const { once } = require('node:events');
-const { builtin, fixtures, tlswrap, serverOptions, listen, closeServer, orTimeout } = require('./common');
+const { builtin, tlswrap, serverOptions, listen, orTimeout, http2Peers } = require('./common');
 
 const http2 = builtin ? require('node:http2') : require('tlswrap/http2');
 
@@ -22,22 +22,8 @@ async function within(promise, ms, what) {
 // stream's 'end' and 'close' come before a GOAWAY behind it, and a client
 // whose streams are all closed reports one GOAWAY per record that holds any.
 describe('http2: a GOAWAY right behind the last response', function () {
-  const servers = [];
-  const sessions = [];
-  async function start(options, handler) {
-    const server = http2.createSecureServer(serverOptions(options), handler);
-    servers.push(server);
-    return { server, port: await listen(server) };
-  }
-  function client(port) {
-    const session = http2.connect(`https://127.0.0.1:${port}`, { ca: fixtures.ca, servername: 'localhost' });
-    sessions.push(session);
-    return session;
-  }
-  afterEach(async function () {
-    for (const s of sessions.splice(0)) s.destroy();
-    for (const s of servers.splice(0)) if (s.listening) await closeServer(s);
-  });
+  const { servers, start, client, release } = http2Peers(http2);
+  afterEach(release);
 
   function frame(type, flags, streamId, payload = Buffer.alloc(0)) {
     const header = Buffer.alloc(9);
@@ -120,20 +106,16 @@ describe('http2: a GOAWAY right behind the last response', function () {
 });
 
 describe('http2: the server closes its session right after a response', function () {
-  const servers = [];
-  const sessions = []; // both sides': a session that hung must not hold the server open
-  afterEach(async function () {
-    for (const s of sessions.splice(0)) s.destroy();
-    for (const s of servers.splice(0)) if (s.listening) await closeServer(s);
-  });
+  // Both sides' sessions: one that hung must not hold the server open.
+  const { sessions, start, client, release } = http2Peers(http2);
+  afterEach(release);
 
   // A server whose 'stream' handler responds with headers alone and then
   // calls `act(session)`, at once or from an immediate; one request to it.
   // Resolves with the client's events once both sessions have closed.
   // `onSocket`: given the server's TLS socket.
   async function run(when, act, onSocket) {
-    const server = http2.createSecureServer(serverOptions({}));
-    servers.push(server);
+    const { server, port } = await start({});
     if (onSocket) server.on('secureConnection', onSocket);
     let serverClosed;
     server.on('stream', (stream) => {
@@ -144,9 +126,7 @@ describe('http2: the server closes its session right after a response', function
       if (when === 'at once') act(session);
       else setImmediate(act, session);
     });
-    const port = await listen(server);
-    const session = http2.connect(`https://127.0.0.1:${port}`, { ca: fixtures.ca, servername: 'localhost' });
-    sessions.push(session);
+    const session = client(port);
     session.on('error', () => {});
     const clientClosed = once(session, 'close');
     const events = [];

@@ -13,15 +13,11 @@ const path = require('node:path');
 const { promisify } = require('node:util');
 const {
   builtin, fixtures, tlswrap, serverOptions, listen, closeServer, peerEnv, pattern, startRecordProxy, RecordType,
+  http2Peers,
 } = require('./common');
 const { runChild, describeExit } = require('./run-child');
 
 const http2 = builtin ? require('node:http2') : require('tlswrap/http2');
-
-// A session to 127.0.0.1:port that verifies the server as "localhost".
-function connectTo(port, extra = {}) {
-  return http2.connect(`https://127.0.0.1:${port}`, { ca: fixtures.ca, servername: 'localhost', ...extra });
-}
 
 // One request on `session`: resolves with the response headers, the body as
 // text and the trailers (if any).
@@ -57,28 +53,8 @@ function identity(session, socket) {
 }
 
 describe('http2', function () {
-  const servers = [];
-  const sessions = [];
-  async function start(options, handler) {
-    const server = http2.createSecureServer(serverOptions(options), handler);
-    servers.push(server);
-    const port = await listen(server);
-    return { server, port };
-  }
-  function client(port, extra) {
-    const session = connectTo(port, extra);
-    sessions.push(session);
-    return session;
-  }
-  afterEach(async function () {
-    for (const s of sessions.splice(0)) s.destroy();
-    for (const s of servers.splice(0)) {
-      if (s.listening) {
-        if (typeof s.closeAllConnections === 'function') s.closeAllConnections();
-        await closeServer(s);
-      }
-    }
-  });
+  const { servers, sessions, start, client, release: releasePeers } = http2Peers(http2);
+  afterEach(releasePeers);
 
   it('exports what node:http2 exports', function () {
     const nodeHttp2 = require('node:http2');

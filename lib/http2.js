@@ -310,7 +310,7 @@ function finishReadWriteNT(wrapper, handle, req) {
 // not writing when they run; here it was, and a destroy() at once in a
 // handler lost the response and sent no GOAWAY (a destroyed nghttp2 sends
 // nothing once its write in flight completes). Node 20 sends the response
-// there (as destroy() resets the streams), Node 24 a GOAWAY instead; both
+// there (as destroy() resets the streams), 22 and later a GOAWAY instead; both
 // now send the response. The TLS socket already holds the write, in order;
 // its callback then only releases the buffers and lets the next write go,
 // so no more than this one write is with the socket unfinished. Not while

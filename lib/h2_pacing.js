@@ -169,8 +169,18 @@ function feed(wrapper, chunk) {
   } else {
     // No read can come before the tick queue has drained, so the socket is
     // left flowing.
-    process.nextTick(feedPendingNT, wrapper);
+    process.nextTick(feedPendingLaterNT, wrapper);
   }
+}
+
+// Over node:tls the tick queue and then the microtasks run after each frame
+// nghttp2 reports: a promise that the frame's event (a stream's 'response')
+// resolved has its continuation run before the next frame is read, so
+// `await once(req, 'response')` can still listen for that stream's 'end'.
+// The rest is fed after the ticks queued so far and the microtasks they
+// queue.
+function feedPendingLaterNT(wrapper) {
+  queueMicrotask(() => feedPendingNT(wrapper));
 }
 
 function feedPendingNT(wrapper) {

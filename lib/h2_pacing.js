@@ -14,10 +14,11 @@
 // frames) and never reads made the server queue all their responses, past
 // maxSessionMemory by hundreds of MiB. So a chunk is cut after each HEADERS
 // (or PUSH_PROMISE) frame that has more bytes behind it, and the rest is fed
-// on the next tick, the TLS socket paused meanwhile.
+// once the ticks and microtasks queued meanwhile have run (no read can come
+// before, so the socket keeps flowing).
 //
 // GOAWAY is cut off too, from the frames before it in the chunk, and fed
-// once the tick queue has drained. Over node:tls each record reaches nghttp2
+// from an immediate, the TLS socket paused meanwhile. Over node:tls each record reaches nghttp2
 // in its own read, with the tick queue run after each callback into JS: the
 // events of the frames before a GOAWAY (a stream's 'end', then its 'close',
 // which come on ticks) are out before the session's 'goaway', and a session

@@ -168,9 +168,27 @@ function http2Peers(http2) {
   };
 }
 
+// One request on `session`: resolves with the response headers, the body as
+// text and the trailers (if any).
+function http2Fetch(session, headers = {}, body) {
+  return new Promise((resolve, reject) => {
+    const req = session.request({ ':path': '/', ...headers }, { endStream: body === undefined });
+    let text = '';
+    let trailers = null;
+    let responseHeaders = null;
+    req.setEncoding('utf8');
+    req.on('response', (h) => { responseHeaders = h; });
+    req.on('trailers', (t) => { trailers = t; });
+    req.on('data', (d) => { text += d; });
+    req.on('end', () => resolve({ headers: responseHeaders, text, trailers }));
+    req.on('error', reject);
+    if (body !== undefined) req.end(body);
+  });
+}
+
 module.exports = {
   makePair, pattern, builtin, fixtures, fixture, tlswrap, serverOptions, clientOptions, listen, closeServer, release,
-  plainTcpPair, readBytes, orTimeout, http2Peers,
+  plainTcpPair, readBytes, orTimeout, http2Peers, http2Fetch,
 };
 
 // --- TLS record proxy (appended for the record-level tests) ---

@@ -62,11 +62,14 @@ class FrameScan {
         i += take;
         continue;
       }
-      // A GOAWAY right behind another is not cut off: a peer that sends two
-      // at once (a graceful one, then the final one) sends them in one
-      // record, which nghttp2 reads whole over node:tls. (A header split
-      // across chunks is not looked at: its GOAWAY then starts a chunk of
-      // its own, or comes with its first bytes.)
+      // A GOAWAY right behind another is not cut off: two GOAWAYs in one
+      // record reach nghttp2 in one read over node:tls, and both are
+      // reported. Record boundaries are lost in a decrypted chunk, though:
+      // node:http2's respond({ endStream }) then close(), both from an
+      // immediate, sends them in two records, and node's client reports
+      // only the first; this one reports both. (A header split across
+      // chunks is not looked at: its GOAWAY then starts a chunk of its own,
+      // or comes with its first bytes.)
       if (this.headerFill === 0 && i > start && i + 3 < end && chunk[i + 3] === kGoaway &&
           this.previousType !== kGoaway) {
         this.beforeGoaway = true;

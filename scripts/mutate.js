@@ -132,7 +132,7 @@ const MUTATIONS = [
   ['destroy-sent-write-canceled', 'lib/socket.js',
     'writeSent ? undefined : writeCanceledError()', 'writeCanceledError()',
     'a write that destroy() sends on its way out (the peer gets it) is called back with ECANCELED'],
-  ['raw-destroy-ends-late', 'lib/transport.js',
+  ['raw-destroy-ends-late', 'lib/transport_takeover.js',
     '    if (transport !== null) transportDestroyed(owner, transport, transport.errored);\n', '',
     'a destroyed net.Socket under a taken-over connection: the TLS socket goes on sending until its close'],
   ['transport-error-unreleased', 'lib/transport.js',
@@ -162,7 +162,7 @@ const MUTATIONS = [
   ['takeover-close-not-held', 'src/engine/engine.cc',
     '!output_held() &&\n      !transport_held_) {', '!output_held()) {',
     "end() during a takeover half-closes the connection before node's queued bytes are out"],
-  ['takeover-starts-late', 'lib/transport.js',
+  ['takeover-starts-late', 'lib/transport_takeover.js',
     '    socket._handover = false;\n    if (socket._startWanted) socket._start();\n  });', '  });',
     "a takeover's engine starts once node's bytes are out: a peer that never reads them and sends 64 KiB is never seen"],
   // ---- write grouping ----

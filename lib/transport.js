@@ -284,12 +284,19 @@ function watchHandleReads(transport) {
 
 // The net.Socket's _destroy(): a program's destroy([err]) ends the TLS
 // socket at once, as the native transport's stand-in handle does, so that
-// it closes before the net.Socket, as node:tls's does. A failed read or
-// write of its own is left to onTransportError.
+// it closes before the net.Socket, as node:tls's does.
 function destroyCarried(err, cb) {
   const owner = this[kOwner];
-  if (err && (this[kInRead] || err === this[kIoError])) this[kIoError] = err;
-  else if (owner._transport === this && !owner.destroyed) transportDestroyed(owner, this, err);
+  if (err && (this[kInRead] || err === this[kIoError])) {
+    // Its handle's read or a ciphertext write failed. node:tls reads and
+    // writes that handle itself, so the error is the TLS socket's alone:
+    // the net.Socket goes down without it (no 'error', 'close' with
+    // hadError false). One after end() (see onCiphertextFlushed) is nobody's.
+    this[kIoError] = err;
+    if (err !== owner._ignoredTransportError && !owner.destroyed) owner.destroy(err);
+    return net.Socket.prototype._destroy.call(this, null, cb);
+  }
+  if (owner._transport === this && !owner.destroyed) transportDestroyed(owner, this, err);
   return net.Socket.prototype._destroy.call(this, err, cb);
 }
 

@@ -229,6 +229,29 @@ describe('raw socket: what the net.Socket under a TLS socket sees', function () 
       }
     });
 
+  // node:tls reads the handle itself: the reset is the TLS socket's alone,
+  // and the net.Socket, taken down with it, closes with no error of its own.
+  // (The generic transport once let the net.Socket fail with it too.)
+  it("the peer resets: the net.Socket under a server TLS socket gets no 'error', and 'close' without hadError",
+    async function () {
+      const tcp = await tcpPair();
+      try {
+        const pair = tcp.upgrade();
+        await exchange(pair, 1024);
+        const events = [];
+        pair.tlsServer.on('error', (err) => events.push(`tls error ${err.code}`));
+        tcp.server.on('error', (err) => events.push(`raw error ${err.code}`));
+        tcp.server.on('close', (hadError) => events.push(`raw close ${hadError}`));
+        const closed = new Promise((resolve) => pair.tlsServer.once('close', (hadError) => resolve(`tls close ${hadError}`)));
+        tcp.client.resetAndDestroy();
+        events.push(await Promise.race([closed, sleep(5000).then(() => 'still open')]));
+        assert.deepStrictEqual(events, ['tls error ECONNRESET', 'raw close false', 'tls close true']);
+        assert.strictEqual(tcp.server.destroyed, true);
+      } finally {
+        await tcp.close();
+      }
+    });
+
   // A program error (a retry that wraps the same socket again), which must
   // not take the process down nor leave a socket open. With node:tls one of
   // them fails, which one by timing: the second (it reads the handle now)

@@ -224,7 +224,10 @@ describe('PSK', function () {
         assert.strictEqual(r.data, 'x');
         assert.deepStrictEqual(r.server, { reused: true, authorized: true, authorizationError: null });
       }
-      assert.deepStrictEqual(asked, ['client1']);
+      // OpenSSL also asks with each ticket of 128 bytes or less as the
+      // identity, cut at its first NUL: random bytes that pass as a short
+      // name about once in a few hundred runs. Only client1 matters here.
+      assert.deepStrictEqual(asked.filter((identity) => identity === 'client1'), ['client1']);
     });
 
     // tlswrap's rule, stricter than node:tls's: node counts every

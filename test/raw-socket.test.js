@@ -9,7 +9,7 @@
 // TLSWRAP_TRANSPORT=js too, where the engine does not take the socket over).
 
 const assert = require('node:assert');
-const { builtin, fixtures, tlswrap, serverOptions, pattern, plainTcpPair, readBytes } = require('./common');
+const { builtin, fixtures, tlswrap, serverOptions, pattern, plainTcpPair, readBytes, orTimeout } = require('./common');
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -44,59 +44,64 @@ async function exchange({ tlsClient, tlsServer }, size = 64 * 1024) {
   assert.ok(atClient.equals(toClient), 'what the client got differs');
 }
 
+// Runs `run(tcp)` over a fresh pair (see tcpPair), closed whatever happens.
+async function withTcpPair(run) {
+  const tcp = await tcpPair();
+  try {
+    return await run(tcp);
+  } finally {
+    await tcp.close();
+  }
+}
+
+// The same, upgraded and past a first small exchange: `run(tcp, pair)`.
+function withUpgradedPair(run) {
+  return withTcpPair(async (tcp) => {
+    const pair = tcp.upgrade();
+    await exchange(pair, 1024);
+    return run(tcp, pair);
+  });
+}
+
 describe('raw socket: what the net.Socket under a TLS socket sees', function () {
   it("its 'data' listeners get nothing once it is upgraded, on either side", async function () {
-    const tcp = await tcpPair();
-    try {
+    await withTcpPair(async (tcp) => {
       const seen = { client: 0, server: 0 };
       tcp.client.on('data', (d) => { seen.client += d.length; });
       tcp.server.on('data', (d) => { seen.server += d.length; });
       const pair = tcp.upgrade();
       await exchange(pair);
       assert.deepStrictEqual(seen, { client: 0, server: 0 });
-    } finally {
-      await tcp.close();
-    }
+    });
   });
 
   for (const encoding of ['utf8', 'latin1', 'hex']) {
     it(`setEncoding('${encoding}') before the upgrade: the ciphertext is not decoded, the handshake completes`,
       async function () {
-        const tcp = await tcpPair();
-        try {
+        await withTcpPair(async (tcp) => {
           tcp.client.setEncoding(encoding);
           tcp.server.setEncoding(encoding);
           await exchange(tcp.upgrade());
-        } finally {
-          await tcp.close();
-        }
+        });
       });
   }
 
   it("a 'readable' listener on it (paused mode) does not hold the ciphertext back", async function () {
-    const tcp = await tcpPair();
-    try {
+    await withTcpPair(async (tcp) => {
       const read = { client: 0, server: 0 };
       tcp.client.on('readable', () => { read.client += tcp.client.read()?.length ?? 0; });
       tcp.server.on('readable', () => { read.server += tcp.server.read()?.length ?? 0; });
       await exchange(tcp.upgrade());
       assert.deepStrictEqual(read, { client: 0, server: 0 });
-    } finally {
-      await tcp.close();
-    }
+    });
   });
 
   it('pausing it after the upgrade does not stop the TLS socket reading', async function () {
-    const tcp = await tcpPair();
-    try {
-      const pair = tcp.upgrade();
-      await exchange(pair, 1024);
+    await withUpgradedPair(async (tcp, pair) => {
       tcp.client.pause();
       tcp.server.pause();
       await exchange(pair, 1024 * 1024);
-    } finally {
-      await tcp.close();
-    }
+    });
   });
 
   // A write the kernel took is done, as node:tls's: destroy() right behind
@@ -105,23 +110,18 @@ describe('raw socket: what the net.Socket under a TLS socket sees', function () 
   for (const side of ['client', 'server']) {
     it(`write() then destroy() on the ${side}, once connected: the callback reports success, the peer gets the bytes`,
       async function () {
-        const tcp = await tcpPair();
-        try {
-          const pair = tcp.upgrade();
-          await exchange(pair, 1024);
+        await withUpgradedPair(async (tcp, pair) => {
           const [writer, reader] = side === 'client' ? [pair.tlsClient, pair.tlsServer] : [pair.tlsServer, pair.tlsClient];
           const payload = pattern(4096, 3);
           const received = readBytes(reader, payload.length);
           const results = [];
           writer.write(payload, (err) => results.push(err ? err.code : 'ok'));
           writer.destroy();
-          const got = await Promise.race([received, sleep(5000).then(() => Buffer.alloc(0))]);
+          const got = await orTimeout(received, 5000, Buffer.alloc(0));
           assert.ok(got.equals(payload), `the peer got ${got.length} bytes`);
           await sleep(20);
           assert.deepStrictEqual(results, ['ok']);
-        } finally {
-          await tcp.close();
-        }
+        });
       });
   }
 
@@ -131,10 +131,7 @@ describe('raw socket: what the net.Socket under a TLS socket sees', function () 
   // FIN, and 'end' when the peer's came without close_notify.)
   for (const [side, how] of [['client', 'end'], ['server', 'end'], ['client', 'destroy'], ['server', 'destroy']]) {
     it(`the ${side} TLS socket's ${how}(): no 'end' or 'finish' on either net.Socket, each closes`, async function () {
-      const tcp = await tcpPair();
-      try {
-        const pair = tcp.upgrade();
-        await exchange(pair, 1024);
+      await withUpgradedPair(async (tcp, pair) => {
         const events = [];
         const closes = [];
         for (const [name, raw] of [['client net', tcp.client], ['server net', tcp.server]]) {
@@ -147,12 +144,10 @@ describe('raw socket: what the net.Socket under a TLS socket sees', function () 
         }
         const [local] = side === 'client' ? [pair.tlsClient] : [pair.tlsServer];
         local[how]();
-        const outcome = await Promise.race([Promise.all(closes).then(() => 'closed'), sleep(5000).then(() => 'open')]);
+        const outcome = await orTimeout(Promise.all(closes).then(() => 'closed'), 5000, 'open');
         assert.strictEqual(outcome, 'closed');
         assert.deepStrictEqual(events, []);
-      } finally {
-        await tcp.close();
-      }
+      });
     });
   }
 
@@ -167,10 +162,7 @@ describe('raw socket: what the net.Socket under a TLS socket sees', function () 
     it(`destroy(${withError ? 'err' : ''}) on the net.Socket under the ${side} ` +
       `(${side === 'client' ? 'connect()' : 'made by hand'}): ${errors}, then 'close' without hadError, ` +
       "then the net.Socket's", async function () {
-      const tcp = await tcpPair();
-      try {
-        const pair = tcp.upgrade();
-        await exchange(pair, 1024);
+      await withUpgradedPair(async (tcp, pair) => {
         const [tls, raw] = side === 'client' ? [pair.tlsClient, tcp.client] : [pair.tlsServer, tcp.server];
         const events = [];
         for (const name of ['error', '_tlsError']) tls.on(name, (err) => events.push(`${name} ${err.message}`));
@@ -180,12 +172,10 @@ describe('raw socket: what the net.Socket under a TLS socket sees', function () 
           setImmediate(resolve);
         }));
         raw.destroy(withError ? new Error('gone') : undefined);
-        await Promise.race([closed, sleep(5000)]);
+        await orTimeout(closed, 5000);
         const expected = !withError ? [] : side === 'client' ? ['_tlsError gone', 'error gone'] : ['_tlsError gone'];
         assert.deepStrictEqual(events, [...expected, 'close false', `net close ${withError}`]);
-      } finally {
-        await tcp.close();
-      }
+      });
     });
   }
 
@@ -193,20 +183,15 @@ describe('raw socket: what the net.Socket under a TLS socket sees', function () 
   // handle read: still the program's destroy(err), not a failed read.
   it("destroy(err) on the net.Socket from the TLS socket's 'data' listener: its error, 'close' without hadError",
     async function () {
-      const tcp = await tcpPair();
-      try {
-        const pair = tcp.upgrade();
-        await exchange(pair, 1024);
+      await withUpgradedPair(async (tcp, pair) => {
         const events = [];
         for (const name of ['error', '_tlsError']) pair.tlsClient.on(name, (err) => events.push(`${name} ${err.message}`));
         const closed = new Promise((resolve) => pair.tlsClient.once('close', (hadError) => resolve(`close ${hadError}`)));
         pair.tlsClient.once('data', () => tcp.client.destroy(new Error('gone')));
         pair.tlsServer.write('x');
-        events.push(await Promise.race([closed, sleep(5000).then(() => 'still open')]));
+        events.push(await orTimeout(closed, 5000, 'still open'));
         assert.deepStrictEqual(events, ['_tlsError gone', 'error gone', 'close false']);
-      } finally {
-        await tcp.close();
-      }
+      });
     });
 
   // A failed read is the TLS socket's own error, released or not: node:tls
@@ -214,19 +199,14 @@ describe('raw socket: what the net.Socket under a TLS socket sees', function () 
   // the net.Socket's, '_tlsError' alone for a socket made by hand.)
   it("the peer resets: a server TLS socket made by hand gets 'error' ECONNRESET, then 'close' with hadError",
     async function () {
-      const tcp = await tcpPair();
-      try {
-        const pair = tcp.upgrade();
-        await exchange(pair, 1024);
+      await withUpgradedPair(async (tcp, pair) => {
         const events = [];
         for (const name of ['error', '_tlsError']) pair.tlsServer.on(name, (err) => events.push(`${name} ${err.code}`));
         const closed = new Promise((resolve) => pair.tlsServer.once('close', (hadError) => resolve(`close ${hadError}`)));
         tcp.client.resetAndDestroy();
-        events.push(await Promise.race([closed, sleep(5000).then(() => 'still open')]));
+        events.push(await orTimeout(closed, 5000, 'still open'));
         assert.deepStrictEqual(events, ['_tlsError ECONNRESET', 'error ECONNRESET', 'close true']);
-      } finally {
-        await tcp.close();
-      }
+      });
     });
 
   // node:tls reads the handle itself: the reset is the TLS socket's alone,
@@ -234,22 +214,17 @@ describe('raw socket: what the net.Socket under a TLS socket sees', function () 
   // (The generic transport once let the net.Socket fail with it too.)
   it("the peer resets: the net.Socket under a server TLS socket gets no 'error', and 'close' without hadError",
     async function () {
-      const tcp = await tcpPair();
-      try {
-        const pair = tcp.upgrade();
-        await exchange(pair, 1024);
+      await withUpgradedPair(async (tcp, pair) => {
         const events = [];
         pair.tlsServer.on('error', (err) => events.push(`tls error ${err.code}`));
         tcp.server.on('error', (err) => events.push(`raw error ${err.code}`));
         tcp.server.on('close', (hadError) => events.push(`raw close ${hadError}`));
         const closed = new Promise((resolve) => pair.tlsServer.once('close', (hadError) => resolve(`tls close ${hadError}`)));
         tcp.client.resetAndDestroy();
-        events.push(await Promise.race([closed, sleep(5000).then(() => 'still open')]));
+        events.push(await orTimeout(closed, 5000, 'still open'));
         assert.deepStrictEqual(events, ['tls error ECONNRESET', 'raw close false', 'tls close true']);
         assert.strictEqual(tcp.server.destroyed, true);
-      } finally {
-        await tcp.close();
-      }
+      });
     });
 
   // A program error (a retry that wraps the same socket again), which must
@@ -272,7 +247,7 @@ describe('raw socket: what the net.Socket under a TLS socket sees', function () 
         second.on('error', (err) => errors.push(`second ${err.code} ${err.syscall}`));
         const closed = Promise.all([first, second].map((s) => new Promise((resolve) => s.once('close', resolve))));
         tcp.server.end();
-        const outcome = await Promise.race([closed.then(() => 'closed'), sleep(5000).then(() => 'open')]);
+        const outcome = await orTimeout(closed.then(() => 'closed'), 5000, 'open');
         assert.strictEqual(outcome, 'closed');
         assert.strictEqual(errors.length, 1, errors.join(', '));
         if (!builtin) assert.deepStrictEqual(errors, ['first EALREADY read']);

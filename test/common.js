@@ -136,6 +136,17 @@ function orTimeout(promise, ms, timedOut) {
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
+// One HTTP/2 frame: its 9-byte header (length, type, flags, stream id),
+// then `payload`, for tests that speak the protocol by hand.
+function h2Frame(type, flags, streamId, payload = Buffer.alloc(0)) {
+  const header = Buffer.alloc(9);
+  header.writeUIntBE(payload.length, 0, 3);
+  header[3] = type;
+  header[4] = flags;
+  header.writeUInt32BE(streamId, 5);
+  return Buffer.concat([header, payload]);
+}
+
 // The HTTP/2 servers and client sessions of one describe block. `http2`:
 // tlswrap/http2 or node:http2. start(options, handler) listens with a secure
 // server on loopback; client(port, extra) connects a session that verifies
@@ -188,7 +199,7 @@ function http2Fetch(session, headers = {}, body) {
 
 module.exports = {
   makePair, pattern, builtin, fixtures, fixture, tlswrap, serverOptions, clientOptions, listen, closeServer, release,
-  plainTcpPair, readBytes, orTimeout, http2Peers, http2Fetch,
+  plainTcpPair, readBytes, orTimeout, http2Peers, h2Frame, http2Fetch,
 };
 
 // --- TLS record proxy (appended for the record-level tests) ---

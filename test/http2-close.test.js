@@ -6,7 +6,7 @@
 
 const assert = require('node:assert');
 const { once } = require('node:events');
-const { builtin, tlswrap, serverOptions, listen, orTimeout, http2Peers } = require('./common');
+const { builtin, tlswrap, serverOptions, listen, orTimeout, http2Peers, h2Frame: frame } = require('./common');
 
 const http2 = builtin ? require('node:http2') : require('tlswrap/http2');
 
@@ -25,14 +25,6 @@ describe('http2: a GOAWAY right behind the last response', function () {
   const { servers, start, client, release } = http2Peers(http2);
   afterEach(release);
 
-  function frame(type, flags, streamId, payload = Buffer.alloc(0)) {
-    const header = Buffer.alloc(9);
-    header.writeUIntBE(payload.length, 0, 3);
-    header[3] = type;
-    header[4] = flags;
-    header.writeUInt32BE(streamId, 5);
-    return Buffer.concat([header, payload]);
-  }
   const settingsAck = frame(4, 1, 0);
   // ':status: 200' (HPACK static index 8), END_STREAM | END_HEADERS; then
   // the same headers with a body: END_HEADERS, and DATA with END_STREAM.

@@ -12,7 +12,7 @@ const path = require('node:path');
 const { promisify } = require('node:util');
 const {
   builtin, fixtures, tlswrap, serverOptions, listen, closeServer, peerEnv, pattern, startRecordProxy, RecordType,
-  http2Peers, http2Fetch: fetch,
+  http2Peers, http2Fetch: fetch, h2Frame: frame,
 } = require('./common');
 const { runChild, describeExit } = require('./run-child');
 
@@ -133,14 +133,6 @@ describe('http2', function () {
         still = served > 0 && served === last ? still + 1 : 0;
         last = served;
       }
-    };
-    const frame = (type, flags, stream, payload) => {
-      const head = Buffer.alloc(9);
-      head.writeUIntBE(payload.length, 0, 3);
-      head[3] = type;
-      head[4] = flags;
-      head.writeUInt32BE(stream, 5);
-      return Buffer.concat([head, payload]);
     };
     // HPACK: :method GET, :scheme https, :path /, :authority localhost.
     const headers = Buffer.from('828784' + '01096c6f63616c686f7374', 'hex');
